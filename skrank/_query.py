@@ -1,0 +1,290 @@
+"""Query bookkeeping: the one place where rows are grouped by query id.
+
+Every other module that needs per-query work (metrics, losses, per-query
+normalisation, splitting checks) builds a :class:`QueryLayout` from ``qid`` and
+uses its methods instead of grouping rows itself.
+
+Conventions
+-----------
+* ``qid`` is a per-row array of integer or string ids; rows of one query need
+  not be contiguous or sorted.
+* Queries are numbered ``0 .. n_queries - 1`` in the order of the sorted unique
+  ids (``layout.unique_qid``). Every per-query result is in that order.
+* "Sorted order" means rows stably sorted by query: ``a[layout.order]``. Inside
+  a query, rows keep their original relative order.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["QueryLayout", "check_qid"]
+
+
+def check_qid(qid, n_samples=None, *, name="qid"):
+    """Validate a per-row array of query ids.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        Query id of each row: integers, integral floats or strings.
+    n_samples : int, default=None
+        Expected number of rows. ``None`` skips the length check.
+    name : str, default="qid"
+        Name used in error messages.
+
+    Returns
+    -------
+    qid : ndarray of shape (n_samples,)
+        The ids as an integer or string array.
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not 1-D, has the wrong length, is empty, or holds NaN or
+        non-integral floats.
+    TypeError
+        If ``qid`` is None or holds values that are neither integers nor
+        strings.
+    """
+    if qid is None:
+        raise TypeError(
+            f"{name} is required: pass one query id per row, got {name}=None."
+        )
+    if isinstance(qid, (str, bytes)) or np.isscalar(qid):
+        raise ValueError(
+            f"{name} must be a 1-D array with one query id per row, "
+            f"got the scalar {qid!r}."
+        )
+    arr = np.asarray(qid)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D array with one query id per row, "
+            f"got an array of shape {arr.shape}."
+        )
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must have one entry per row: expected {n_samples} entries, "
+            f"got {arr.shape[0]}."
+        )
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: at least one row is required.")
+
+    kind = arr.dtype.kind
+    if kind == "O":
+        first = arr[0]
+        if all(isinstance(v, str) for v in arr):
+            arr = arr.astype(str)
+        elif all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
+        ):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(
+                f"{name} must hold integers or strings of one kind; got an "
+                f"object array with values such as {first!r} of type "
+                f"{type(first).__name__}."
+            )
+    elif kind == "f":
+        if np.isnan(arr).any():
+            raise ValueError(f"{name} contains NaN; every row needs a query id.")
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            bad = arr[(~np.isfinite(arr)) | (arr != np.round(arr))][0]
+            raise ValueError(
+                f"{name} must hold integer or string ids; got the non-integral "
+                f"value {bad!r}."
+            )
+        arr = arr.astype(np.int64)
+    elif kind == "b":
+        arr = arr.astype(np.int64)
+    elif kind not in "iuUS":
+        raise TypeError(
+            f"{name} must hold integer or string ids, got dtype {arr.dtype}."
+        )
+    return arr
+
+
+def _stable_argsort_codes(codes, n_codes):
+    """Stable argsort of small non-negative integer codes (radix where possible)."""
+    if n_codes <= np.iinfo(np.uint16).max:
+        return np.argsort(codes.astype(np.uint16, copy=False), kind="stable")
+    return np.argsort(codes, kind="stable")
+
+
+class QueryLayout:
+    """Rows grouped by query id.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        Query id of each row (see :func:`check_qid`).
+    n_samples : int, default=None
+        Expected number of rows, checked against ``len(qid)``.
+
+    Attributes
+    ----------
+    qid : ndarray of shape (n_samples,)
+        The validated ids, in row order.
+    unique_qid : ndarray of shape (n_queries,)
+        Sorted distinct ids; query ``i`` is ``unique_qid[i]``.
+    codes : ndarray of shape (n_samples,)
+        Query number of each row, in row order.
+    order : ndarray of shape (n_samples,) or None
+        Stable permutation that sorts rows by query; ``None`` when the rows are
+        already sorted (then sorted order is row order).
+    offsets : ndarray of shape (n_queries + 1,)
+        Query ``i`` occupies ``offsets[i]:offsets[i + 1]`` in sorted order.
+    sizes : ndarray of shape (n_queries,)
+        Number of rows of each query.
+    n_samples, n_queries, max_size : int
+        Number of rows, of queries, and the size of the largest query.
+    """
+
+    def __init__(self, qid, n_samples=None):
+        qid = check_qid(qid, n_samples)
+        self.qid = qid
+        n = qid.shape[0]
+        if n == 1 or np.all(qid[1:] >= qid[:-1]):
+            # Already sorted: no sort needed (the common case for LETOR files).
+            new = np.empty(n, dtype=bool)
+            new[0] = True
+            np.not_equal(qid[1:], qid[:-1], out=new[1:])
+            starts = np.flatnonzero(new)
+            self.unique_qid = qid[starts]
+            self.codes = np.cumsum(new) - 1
+            self.order = None
+        else:
+            self.unique_qid, codes = np.unique(qid, return_inverse=True)
+            self.codes = codes.reshape(-1)
+            self.order = _stable_argsort_codes(self.codes, len(self.unique_qid))
+            sizes = np.bincount(self.codes, minlength=len(self.unique_qid))
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        self.n_samples = n
+        self.n_queries = len(self.unique_qid)
+        self.offsets = np.append(starts, n).astype(np.intp)
+        self.sizes = np.diff(self.offsets)
+        self.max_size = int(self.sizes.max())
+
+    # ------------------------------------------------------------------
+    # Moving between row order and sorted order
+    @property
+    def starts(self):
+        """Start of each query in sorted order, shape (n_queries,)."""
+        return self.offsets[:-1]
+
+    @property
+    def sorted_codes(self):
+        """Query number of each row in sorted order, shape (n_samples,)."""
+        return np.repeat(np.arange(self.n_queries), self.sizes)
+
+    @property
+    def positions(self):
+        """0-based position of each row inside its query, in sorted order."""
+        return np.arange(self.n_samples) - np.repeat(self.starts, self.sizes)
+
+    def to_sorted(self, a):
+        """Rows of ``a`` (first axis) in sorted order."""
+        a = np.asarray(a)
+        return a if self.order is None else a[self.order]
+
+    def to_rows(self, a_sorted):
+        """Inverse of :meth:`to_sorted`: scatter sorted rows back to row order."""
+        a_sorted = np.asarray(a_sorted)
+        if self.order is None:
+            return a_sorted
+        out = np.empty_like(a_sorted)
+        out[self.order] = a_sorted
+        return out
+
+    def expand(self, per_query):
+        """Repeat a per-query array (first axis) over each query's sorted rows."""
+        return np.repeat(np.asarray(per_query), self.sizes, axis=0)
+
+    # ------------------------------------------------------------------
+    # Per-query reductions of arrays in sorted order
+    def reduce(self, ufunc, a_sorted):
+        """``ufunc.reduceat`` over each query, along the first axis."""
+        return ufunc.reduceat(np.asarray(a_sorted), self.starts, axis=0)
+
+    def sum(self, a_sorted):
+        """Per-query sum of an array in sorted order."""
+        return self.reduce(np.add, a_sorted)
+
+    def max(self, a_sorted):
+        """Per-query maximum of an array in sorted order."""
+        return self.reduce(np.maximum, a_sorted)
+
+    def min(self, a_sorted):
+        """Per-query minimum of an array in sorted order."""
+        return self.reduce(np.minimum, a_sorted)
+
+    def mean(self, a_sorted):
+        """Per-query mean of an array in sorted order."""
+        s = self.sum(a_sorted)
+        return s / self.sizes.reshape((-1,) + (1,) * (s.ndim - 1))
+
+    # ------------------------------------------------------------------
+    # Padded blocks
+    def pad(self, a_sorted, fill=0.0):
+        """Pack an array in sorted order into a padded ``(n_queries, max_size)`` block.
+
+        Returns
+        -------
+        block : ndarray of shape (n_queries, max_size, ...)
+        mask : ndarray of bool, shape (n_queries, max_size)
+            True where the block holds a real row.
+        """
+        a_sorted = np.asarray(a_sorted)
+        block = np.full(
+            (self.n_queries, self.max_size) + a_sorted.shape[1:],
+            fill,
+            dtype=np.result_type(a_sorted.dtype, np.min_scalar_type(fill)),
+        )
+        mask = np.zeros((self.n_queries, self.max_size), dtype=bool)
+        rows, cols = self.sorted_codes, self.positions
+        block[rows, cols] = a_sorted
+        mask[rows, cols] = True
+        return block, mask
+
+    def unpad(self, block):
+        """Inverse of :meth:`pad`: the real rows of a block, in sorted order."""
+        return np.asarray(block)[self.sorted_codes, self.positions]
+
+    # ------------------------------------------------------------------
+    # Ordering inside queries
+    def rank_order(self, score, *, tiebreak=None):
+        """Permutation of rows: queries in order, each by descending ``score``.
+
+        Parameters
+        ----------
+        score : ndarray of shape (n_samples,)
+            Scores in row order; higher ranks first.
+        tiebreak : {"stable", "arbitrary"} or ndarray, default=None
+            How to order rows of equal score. ``"stable"`` (or None) keeps row
+            order; an array orders ties by ascending value, then row order;
+            ``"arbitrary"`` lets the sort choose (faster; for callers that
+            treat tied rows as one group).
+
+        Returns
+        -------
+        perm : ndarray of shape (n_samples,)
+            ``score[perm]`` is grouped by query (in ``unique_qid`` order) and
+            descending inside each query.
+        """
+        score = np.asarray(score)
+        if isinstance(tiebreak, str) and tiebreak == "arbitrary":
+            by_score = np.argsort(-score)
+        elif tiebreak is None or (isinstance(tiebreak, str) and tiebreak == "stable"):
+            by_score = np.argsort(-score, kind="stable")
+        else:
+            by_score = np.lexsort((np.asarray(tiebreak), -score))
+        if self.n_queries == 1:
+            return by_score
+        by_query = _stable_argsort_codes(self.codes[by_score], self.n_queries)
+        return by_score[by_query]
+
+    def check_disjoint(self, rows_a, rows_b):
+        """True when no query has rows in both index sets ``rows_a`` and ``rows_b``."""
+        in_a = np.zeros(self.n_queries, dtype=bool)
+        in_a[self.codes[np.asarray(rows_a, dtype=np.intp)]] = True
+        return not in_a[self.codes[np.asarray(rows_b, dtype=np.intp)]].any()

@@ -1,0 +1,1 @@
+"""Internal utilities of skrank (not public API)."""
