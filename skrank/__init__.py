@@ -1,3 +1,53 @@
-"""skrank: listwise learning to rank for scikit-learn."""
+"""skrank: listwise learning to rank for scikit-learn.
+
+Subpackages
+-----------
+metrics
+    Per-query ranking metrics (NDCG@k, MAP, ...) with explicit conventions,
+    and scorers that work as ``scoring=`` in scikit-learn.
+model_selection
+    Cross-validation and grid search that keep queries whole.
+datasets
+    LETOR/SVMlight loaders, the bundled LightGBM ranking sample, synthetic
+    ranking data.
+preprocessing
+    Per-query feature normalisation.
+"""
+
+from . import datasets, metrics, model_selection, preprocessing
+from .datasets import load_letor, load_letor_fold, load_rank_sample, make_ranking
+from .metrics import (
+    average_precision_score,
+    dcg_score,
+    get_ranking_scorer,
+    make_ranking_scorer,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+from .model_selection import RankerSearchCV, cross_validate_ranker
+from .preprocessing import QueryNormalizer
 
 __version__ = "0.1.0.dev0"
+
+__all__ = [
+    "QueryNormalizer",
+    "RankerSearchCV",
+    "__version__",
+    "average_precision_score",
+    "cross_validate_ranker",
+    "datasets",
+    "dcg_score",
+    "get_ranking_scorer",
+    "load_letor",
+    "load_letor_fold",
+    "load_rank_sample",
+    "make_ranking",
+    "make_ranking_scorer",
+    "map_score",
+    "metrics",
+    "model_selection",
+    "ndcg_score",
+    "precision_at_k",
+    "preprocessing",
+]

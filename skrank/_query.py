@@ -151,7 +151,8 @@ class QueryLayout:
             np.not_equal(qid[1:], qid[:-1], out=new[1:])
             starts = np.flatnonzero(new)
             self.unique_qid = qid[starts]
-            self.codes = np.cumsum(new) - 1
+            sizes = np.diff(np.append(starts, n))
+            self.codes = np.repeat(np.arange(len(starts)), sizes)
             self.order = None
         else:
             self.unique_qid, codes = np.unique(qid, return_inverse=True)
@@ -271,17 +272,102 @@ class QueryLayout:
             ``score[perm]`` is grouped by query (in ``unique_qid`` order) and
             descending inside each query.
         """
-        score = np.asarray(score)
-        if isinstance(tiebreak, str) and tiebreak == "arbitrary":
-            by_score = np.argsort(-score)
-        elif tiebreak is None or (isinstance(tiebreak, str) and tiebreak == "stable"):
-            by_score = np.argsort(-score, kind="stable")
+        key = -np.asarray(score, dtype=np.float64)
+        if isinstance(tiebreak, str):
+            if tiebreak not in ("stable", "arbitrary"):
+                raise ValueError(f"Unknown tiebreak {tiebreak!r}.")
+            secondary = None
+        elif tiebreak is None:
+            tiebreak, secondary = "stable", None
         else:
-            by_score = np.lexsort((np.asarray(tiebreak), -score))
+            secondary = np.asarray(tiebreak)
+        if self.n_queries == 1 or np.isposinf(key).any():
+            return self._rank_order_flat(key, tiebreak, secondary)
+        perm = np.empty(self.n_samples, dtype=np.intp)
+        rows_sorted = np.arange(self.n_samples) if self.order is None else self.order
+        # Queries are sorted in padded blocks, one block per size class
+        # (sizes within a factor of two), so padding at most doubles the work
+        # and each block is one row-wise argsort.
+        size_class = np.ceil(np.log2(self.sizes)).astype(np.intp)
+        for cls in np.unique(size_class):
+            queries = np.flatnonzero(size_class == cls)
+            sizes = self.sizes[queries]
+            width = int(sizes.max())
+            cols = np.arange(width)
+            valid = cols < sizes[:, None]
+            slots = np.where(valid, self.offsets[queries][:, None] + cols, 0)
+            rows = rows_sorted[slots]
+            block = np.where(valid, key[rows], np.inf)
+            order = np.argsort(block, axis=1)
+            if not (secondary is None and tiebreak == "arbitrary"):
+                order = self._fix_ties(block, order, valid, rows, secondary)
+            ranked = np.take_along_axis(rows, order, axis=1)
+            perm[slots[valid]] = ranked[valid]
+        return perm
+
+    @staticmethod
+    def _fix_ties(block, order, valid, rows, secondary):
+        """Re-sort, stably, the block rows whose real entries have ties."""
+        ranked = np.take_along_axis(block, order, axis=1)
+        tied = ((ranked[:, 1:] == ranked[:, :-1]) & valid[:, 1:]).any(axis=1)
+        if not tied.any():
+            return order
+        order = order.copy()
+        sub = block[tied]
+        if secondary is None:
+            order[tied] = np.argsort(sub, axis=1, kind="stable")
+        else:
+            # padding must stay last: give it the largest secondary key
+            second = np.where(valid[tied], secondary[rows[tied]], np.inf)
+            first = np.argsort(second, axis=1, kind="stable")
+            then = np.argsort(
+                np.take_along_axis(sub, first, axis=1), axis=1, kind="stable"
+            )
+            order[tied] = np.take_along_axis(first, then, axis=1)
+        return order
+
+    def _rank_order_flat(self, key, tiebreak, secondary):
+        """:meth:`rank_order` by global sorts (one query, or infinite scores)."""
+        if secondary is not None:
+            by_score = np.lexsort((secondary, key))
+        elif tiebreak == "arbitrary":
+            by_score = np.argsort(key)
+        else:
+            by_score = np.argsort(key, kind="stable")
         if self.n_queries == 1:
             return by_score
         by_query = _stable_argsort_codes(self.codes[by_score], self.n_queries)
         return by_score[by_query]
+
+    def sort_within(self, values):
+        """Values sorted in descending order inside each query (sorted layout).
+
+        Only the sorted values are returned, not a permutation, which allows a
+        single-key sort when ``values`` are small non-negative integers (the
+        usual relevance labels).
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_samples,)
+            Values in row order.
+
+        Returns
+        -------
+        sorted_values : ndarray of shape (n_samples,)
+            Query ``i``'s values, largest first, at ``offsets[i]:offsets[i + 1]``.
+        """
+        values = np.asarray(values)
+        if self.n_queries == 1:
+            return np.sort(values)[::-1]
+        if values.size and values.min() >= 0 and values.max() < 2**20:
+            levels = values.astype(np.int64)
+            if np.array_equal(levels, values):
+                top = int(levels.max()) + 1
+                key = self.codes.astype(np.int64) * top + (top - 1 - levels)
+                key.sort()
+                out = (top - 1 - key % top).astype(values.dtype)
+                return out
+        return values[self.rank_order(values, tiebreak="arbitrary")]
 
     def check_disjoint(self, rows_a, rows_b):
         """True when no query has rows in both index sets ``rows_a`` and ``rows_b``."""

@@ -28,6 +28,8 @@ __all__ = [
     "_fit_context",
     "get_routing_for_object",
     "make_metadata_request",
+    "multimetric_scorer",
+    "safe_indexing",
     "routing_enabled",
     "validate_data",
     "validate_params",
@@ -45,3 +47,17 @@ def make_metadata_request(owner):
     version accepts (1.8+ also takes the object itself).
     """
     return MetadataRequest(owner=type(owner).__name__)
+
+
+def multimetric_scorer(scorers, *, raise_exc):
+    """scikit-learn's private multi-metric scorer over a dict of scorers."""
+    from sklearn.metrics._scorer import _MultimetricScorer
+
+    return _MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
+
+
+def safe_indexing(X, indices):
+    """Rows ``indices`` of an array, sparse matrix, DataFrame or list."""
+    from sklearn.utils import _safe_indexing
+
+    return _safe_indexing(X, indices)

@@ -1,0 +1,11 @@
+"""Ranking data sets: LETOR file loaders, a bundled sample, a generator."""
+
+from ._letor import load_letor, load_letor_fold
+from ._samples import load_rank_sample, make_ranking
+
+__all__ = [
+    "load_letor",
+    "load_letor_fold",
+    "load_rank_sample",
+    "make_ranking",
+]

@@ -1,0 +1,315 @@
+"""Small ranking data sets: a bundled real sample and a synthetic generator."""
+
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_files
+from sklearn.utils import check_random_state
+
+from ..utils._sklearn_compat import Interval, StrOptions, validate_params
+
+__all__ = ["load_rank_sample", "make_ranking"]
+
+_DATA_DIR = Path(__file__).resolve().parent / "data"
+_RANK_SAMPLE_N_FEATURES = 300
+# Order matters: train groups are numbered first, test groups after them.
+_RANK_SAMPLE_FILES = {
+    "train": ("rank.train.gz", "rank.train.query"),
+    "test": ("rank.test.gz", "rank.test.query"),
+}
+
+
+def _group_sizes(name):
+    """Group sizes listed one per line in the bundled file ``name``."""
+    return np.loadtxt(_DATA_DIR / name, dtype=np.int64, ndmin=1)
+
+
+@validate_params(
+    {
+        "subset": [StrOptions({"train", "test", "all"})],
+        "dense": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def load_rank_sample(*, subset="train", dense=True):
+    """Load the lambdarank sample shipped with LightGBM.
+
+    A small learning-to-rank data set bundled with skrank: 251 queries with
+    300 sparse features and graded labels 0 .. 4, split into 201 training and
+    50 test queries. It is LightGBM's ``examples/lambdarank`` example (MIT
+    License, Copyright (c) Microsoft Corporation); the LightGBM repository
+    does not say where the data come from.
+
+    ================  ========================  ======================
+    subset            train                     test
+    ================  ========================  ======================
+    rows              3005                      768
+    queries           201                       50
+    rows per query    1 - 27                    6 - 24
+    labels 0/1/2/3/4  645/1211/858/222/69       206/256/252/44/10
+    ================  ========================  ======================
+
+    Parameters
+    ----------
+    subset : {"train", "test", "all"}, default="train"
+        Part to load. ``"all"`` returns the training rows followed by the test
+        rows.
+
+    dense : bool, default=True
+        Return ``X`` as a dense array. With ``False`` it is a scipy sparse CSR
+        matrix.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 300) or sparse CSR matrix
+        Feature values, float64.
+
+    y : ndarray of shape (n_samples,)
+        Relevance labels 0 .. 4, float64.
+
+    qid : ndarray of shape (n_samples,)
+        Query id of each row, int64. Training queries are numbered 0 .. 200
+        and test queries 201 .. 250, in file order, so the two subsets never
+        share an id and ``subset="all"`` keeps every query apart.
+
+    See Also
+    --------
+    make_ranking : Synthetic queries with a known scoring function.
+    load_letor : Load a LETOR file from disk.
+
+    Notes
+    -----
+    The data files carry no ``qid:`` field; LightGBM gives the queries as
+    group sizes in ``rank.train.query`` and ``rank.test.query``, one per
+    line in file order. The per-row ``qid`` is built from those sizes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrank.datasets import load_rank_sample
+    >>> X, y, qid = load_rank_sample()
+    >>> X.shape
+    (3005, 300)
+    >>> np.unique(qid).size
+    201
+    >>> X, y, qid = load_rank_sample(subset="test", dense=False)
+    >>> X.shape, int(qid.min()), int(qid.max())
+    ((768, 300), 201, 250)
+    """
+    parts = ["train", "test"] if subset == "all" else [subset]
+    matrices = load_svmlight_files(
+        [_DATA_DIR / _RANK_SAMPLE_FILES[part][0] for part in parts],
+        n_features=_RANK_SAMPLE_N_FEATURES,
+        dtype=np.float64,
+        zero_based=False,
+    )
+    n_train_queries = _group_sizes(_RANK_SAMPLE_FILES["train"][1]).shape[0]
+    first_qid = {"train": 0, "test": n_train_queries}
+
+    Xs, ys, qids = [], [], []
+    for i, part in enumerate(parts):
+        X, y = matrices[2 * i], matrices[2 * i + 1]
+        sizes = _group_sizes(_RANK_SAMPLE_FILES[part][1])
+        if sizes.sum() != X.shape[0]:  # pragma: no cover - damaged install
+            raise RuntimeError(
+                f"The bundled {part} sample is damaged: its group sizes sum to "
+                f"{sizes.sum()} but it has {X.shape[0]} rows."
+            )
+        ids = np.arange(first_qid[part], first_qid[part] + sizes.shape[0])
+        Xs.append(X)
+        ys.append(np.asarray(y, dtype=np.float64))
+        qids.append(np.repeat(ids.astype(np.int64), sizes))
+
+    X = Xs[0] if len(Xs) == 1 else sp.vstack(Xs, format="csr")
+    if dense:
+        X = X.toarray()
+    return X, np.concatenate(ys), np.concatenate(qids)
+
+
+def _check_n_docs(n_docs):
+    """Validate ``n_docs``; return it as ``(low, high)``."""
+    if not isinstance(n_docs, tuple):
+        return n_docs, n_docs
+    if len(n_docs) != 2 or not all(
+        isinstance(v, Integral) and not isinstance(v, bool) for v in n_docs
+    ):
+        raise ValueError(
+            "n_docs must be a positive int or a (low, high) tuple of two ints, "
+            f"got n_docs={n_docs!r}."
+        )
+    low, high = int(n_docs[0]), int(n_docs[1])
+    if low < 1 or low > high:
+        raise ValueError(
+            "n_docs=(low, high) needs 1 <= low <= high, "
+            f"got n_docs={n_docs!r}."
+        )
+    return low, high
+
+
+@validate_params(
+    {
+        "n_queries": [Interval(Integral, 1, None, closed="left")],
+        "n_docs": [Interval(Integral, 1, None, closed="left"), tuple],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "n_levels": [Interval(Integral, 2, None, closed="left")],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "nonlinear": ["boolean"],
+        "return_coef": ["boolean"],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_ranking(
+    n_queries=100,
+    n_docs=20,
+    n_features=10,
+    *,
+    n_levels=5,
+    noise=0.1,
+    nonlinear=False,
+    return_coef=False,
+    random_state=None,
+):
+    r"""Generate synthetic ranking queries with a known scoring function.
+
+    Every document is a standard normal feature vector; its relevance label
+    is a graded cut of a latent score plus noise, so the best possible ranker
+    is known.
+
+    Parameters
+    ----------
+    n_queries : int, default=100
+        Number of queries.
+
+    n_docs : int or tuple of (int, int), default=20
+        Documents per query. An int gives every query that many documents; a
+        tuple ``(low, high)`` draws each query's size uniformly from
+        ``low .. high``, both ends included.
+
+    n_features : int, default=10
+        Number of features.
+
+    n_levels : int, default=5
+        Number of relevance levels; labels are ``0 .. n_levels - 1``.
+
+    noise : float, default=0.1
+        Standard deviation of the Gaussian noise added to the latent score
+        before it is cut into labels. ``0`` makes the labels a deterministic,
+        non-decreasing function of the latent score.
+
+    nonlinear : bool, default=False
+        Use the nonlinear latent score given in the Notes instead of the
+        linear one.
+
+    return_coef : bool, default=False
+        Also return the unit vector ``coef`` of the linear part of the latent
+        score.
+
+    random_state : int, RandomState instance or None, default=None
+        Seed of the data. It is passed to
+        :func:`sklearn.utils.check_random_state`, and the resulting
+        ``RandomState`` seeds a :class:`numpy.random.Generator` (PCG64) that
+        makes every draw. Pass an int for the same data on every call.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Features, float64, independent standard normal.
+
+    y : ndarray of shape (n_samples,)
+        Relevance labels ``0 .. n_levels - 1`` as float64.
+
+    qid : ndarray of shape (n_samples,)
+        Query index ``0 .. n_queries - 1`` of each row, int64. Rows are grouped
+        by query, in increasing order.
+
+    coef : ndarray of shape (n_features,)
+        Unit-norm weights of the linear part of the latent score. Only
+        returned when ``return_coef=True``.
+
+    See Also
+    --------
+    load_rank_sample : A small real ranking data set.
+
+    Notes
+    -----
+    Draws are made in this order: query sizes (only when ``n_docs`` is a
+    tuple), ``X``, three directions ``w``, ``u`` and ``v``, each a standard
+    normal vector scaled to unit norm (``coef`` is ``w``), then the noise. The
+    latent score is
+
+    .. math::
+
+        f(x) = x^\top w
+
+    and with ``nonlinear=True``
+
+    .. math::
+
+        f(x) = x^\top w + \tfrac12 \sin(3\, x^\top u)
+               + \tfrac12 (x^\top v)^2 .
+
+    The observed score is :math:`s = f(x) + \sigma \varepsilon` with
+    :math:`\sigma` = ``noise`` and :math:`\varepsilon \sim N(0, 1)`.
+    Labels cut :math:`s` at its empirical quantiles over all generated rows,
+    so that level :math:`l` gets the fraction
+
+    .. math::
+
+        p_l = \frac{2^{-l}}{\sum_{k=0}^{L-1} 2^{-k}}, \quad l = 0, \dots, L-1,
+
+    of the rows (:math:`L` = ``n_levels``): about half of the documents get
+    label 0 and each higher grade is half as frequent as the one below, a
+    skew toward low labels as in web-search benchmarks. A larger :math:`s`
+    never gets a smaller label. The thresholds are computed from the whole
+    generated sample, not from a fixed distribution.
+
+    Examples
+    --------
+    >>> from skrank.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=3, n_docs=4, n_features=2,
+    ...                          random_state=0)
+    >>> X.shape, y.shape
+    ((12, 2), (12,))
+    >>> qid
+    array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
+    >>> X, y, qid, coef = make_ranking(n_queries=50, n_docs=(5, 10),
+    ...                                return_coef=True, random_state=0)
+    >>> coef.shape
+    (10,)
+    >>> sorted(set(y.tolist()))
+    [0.0, 1.0, 2.0, 3.0, 4.0]
+    """
+    low, high = _check_n_docs(n_docs)
+
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
+    rng = np.random.default_rng(seed)
+
+    if low == high:
+        sizes = np.full(n_queries, low, dtype=np.int64)
+    else:
+        sizes = rng.integers(low, high, size=n_queries, endpoint=True)
+    qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+    n_samples = qid.shape[0]
+
+    X = rng.standard_normal((n_samples, n_features))
+    directions = rng.standard_normal((n_features, 3))
+    directions /= np.linalg.norm(directions, axis=0)
+    projections = X @ directions
+
+    latent = projections[:, 0].copy()
+    if nonlinear:
+        latent += 0.5 * np.sin(3.0 * projections[:, 1])
+        latent += 0.5 * projections[:, 2] ** 2
+    observed = latent + noise * rng.standard_normal(n_samples)
+
+    level_share = 2.0 ** -np.arange(n_levels)
+    cumulative = np.cumsum(level_share / level_share.sum())[:-1]
+    thresholds = np.quantile(observed, cumulative)
+    y = np.searchsorted(thresholds, observed, side="right").astype(np.float64)
+
+    if return_coef:
+        return X, y, qid, directions[:, 0].copy()
+    return X, y, qid

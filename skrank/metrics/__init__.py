@@ -1,0 +1,23 @@
+"""Ranking metrics and scorers with explicit conventions."""
+
+from ._ranking import (
+    CONVENTIONS,
+    average_precision_score,
+    dcg_score,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+from ._scorer import RankingScorer, get_ranking_scorer, make_ranking_scorer
+
+__all__ = [
+    "CONVENTIONS",
+    "RankingScorer",
+    "average_precision_score",
+    "dcg_score",
+    "get_ranking_scorer",
+    "make_ranking_scorer",
+    "map_score",
+    "ndcg_score",
+    "precision_at_k",
+]

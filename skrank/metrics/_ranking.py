@@ -1,0 +1,771 @@
+"""Ranking metrics evaluated per query, vectorised across queries.
+
+All metrics share one pipeline: rows are ranked inside their query by
+descending score (:meth:`skrank._query.QueryLayout.rank_order`), ties are
+resolved by the ``ties`` convention, and per-position contributions are summed
+per query with ``np.add.reduceat``. There is no Python loop over queries.
+"""
+
+import numbers
+
+import numpy as np
+
+from .._query import QueryLayout
+from ..utils._sklearn_compat import Interval, StrOptions, validate_params
+
+__all__ = [
+    "CONVENTIONS",
+    "average_precision_score",
+    "dcg_score",
+    "map_score",
+    "ndcg_score",
+    "precision_at_k",
+]
+
+#: Named bundles of metric conventions. ``None`` arguments take their value
+#: from the selected convention.
+CONVENTIONS = {
+    # skrank's default: the common NDCG of Jarvelin & Kekalainen / Burges et
+    # al. with expected values over random tie-breaking.
+    "skrank": {
+        "gain": "exponential",
+        "discount": "log2",
+        "ties": "average",
+        "no_relevant": 0.0,
+        "short_queries": "truncate",
+    },
+    # The official LETOR 3.0 evaluation script (Eval-Score-3.0.pl).
+    "letor": {
+        "gain": "exponential",
+        "discount": "letor",
+        "ties": "stable",
+        "no_relevant": 0.0,
+        "short_queries": "zero",
+    },
+    # sklearn.metrics.ndcg_score / dcg_score.
+    "sklearn": {
+        "gain": "linear",
+        "discount": "log2",
+        "ties": "average",
+        "no_relevant": 0.0,
+        "short_queries": "truncate",
+    },
+}
+
+_CONVENTION_DOC = """\
+convention : {"skrank", "letor", "sklearn"}, default="skrank"
+        Named bundle of defaults for the five convention parameters below;
+        any of them given explicitly overrides the bundle. ``"skrank"``:
+        exponential gain, ``log2`` discount, ``"average"`` ties, 0.0 for
+        queries without relevant documents, ``"truncate"`` short queries.
+        ``"letor"``: the official LETOR 3.0 evaluation script — exponential
+        gain, ``"letor"`` discount, ``"stable"`` ties, 0.0, ``"zero"``.
+        ``"sklearn"``: as :func:`sklearn.metrics.ndcg_score` — linear gain,
+        ``log2`` discount, ``"average"`` ties, 0.0, ``"truncate"``.
+
+    ties : {"average", "stable", "pessimistic"}, default=None
+        Order of documents with equal scores. ``"average"``: the expected
+        value of the metric over all orderings of the tied documents (as
+        scikit-learn). ``"stable"``: tied documents keep their row order (as
+        the LETOR scripts). ``"pessimistic"``: tied documents are ordered
+        worst label first. None takes the convention's value.
+
+    no_relevant : float or "skip", default=None
+        Value of a query without any relevant document (no positive gain for
+        NDCG/DCG, no label >= ``relevance_threshold`` for AP and precision):
+        a number (0.0 in the ``"skrank"`` and ``"letor"`` conventions;
+        LightGBM uses 1.0), or ``"skip"`` to leave such queries out of the
+        mean (they are NaN in the per-query array). None takes the
+        convention's value.
+
+    short_queries : {"truncate", "zero", "pad"}, default=None
+        Queries with fewer than ``k`` documents. ``"truncate"``: evaluate at
+        the query's length (NDCG@n; precision divides by n). ``"zero"``: the
+        query scores 0 (LETOR 3.0). ``"pad"``: missing positions count as
+        irrelevant documents (precision divides by k; NDCG, DCG and AP equal
+        ``"truncate"``). Ignored when ``k`` is None. None takes the
+        convention's value."""
+
+_GAIN_DOC = """\
+gain : {"exponential", "linear"}, default=None
+        Gain of a label ``l``: ``"exponential"`` is ``2**l - 1`` (labels must
+        be >= 0), ``"linear"`` is ``l``. None takes the convention's value.
+
+    discount : {"log2", "letor"}, default=None
+        Discount of rank ``r`` (1-based): ``"log2"`` is ``1 / log2(r + 1)``;
+        ``"letor"`` is ``1 / max(1, log2(r))`` as in the LETOR scripts. None
+        takes the convention's value."""
+
+
+def _convention_params():
+    return {
+        "convention": [StrOptions(set(CONVENTIONS))],
+        "gain": [StrOptions({"exponential", "linear"}), None],
+        "discount": [StrOptions({"log2", "letor"}), None],
+        "ties": [StrOptions({"average", "stable", "pessimistic"}), None],
+        "no_relevant": [numbers.Real, StrOptions({"skip"}), None],
+        "short_queries": [StrOptions({"truncate", "zero", "pad"}), None],
+    }
+
+
+def _common_params(*, graded=True):
+    params = {
+        "y_true": ["array-like"],
+        "y_score": ["array-like"],
+        "qid": ["array-like"],
+        "k": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "average": ["boolean"],
+        **_convention_params(),
+    }
+    if not graded:
+        del params["gain"], params["discount"]
+        params["relevance_threshold"] = [numbers.Real]
+    return params
+
+
+def _resolve(convention, **given):
+    """Fill the convention parameters left as None from the named bundle."""
+    resolved = dict(CONVENTIONS[convention])
+    resolved.update({key: value for key, value in given.items() if value is not None})
+    no_relevant = resolved["no_relevant"]
+    if not isinstance(no_relevant, str) and not np.isfinite(no_relevant):
+        raise ValueError(
+            f"no_relevant must be a finite number or 'skip', got {no_relevant!r}."
+        )
+    return resolved
+
+
+def _as_1d_float(values, name):
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric, got {values!r:.80}.") from exc
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}.")
+    return arr
+
+
+class _Ranking:
+    """Labels of every query in ranked order, with the tie structure.
+
+    Arrays are in "ranked layout": queries in ``layout`` order (the same
+    offsets as the layout's sorted order), each by descending score.
+    """
+
+    def __init__(self, y_true, y_score, qid, ties):
+        y_true = _as_1d_float(y_true, "y_true")
+        y_score = _as_1d_float(y_score, "y_score")
+        if y_true.shape[0] != y_score.shape[0]:
+            raise ValueError(
+                "y_true and y_score must have the same length, got "
+                f"{y_true.shape[0]} and {y_score.shape[0]}."
+            )
+        if not np.all(np.isfinite(y_true)):
+            raise ValueError("y_true contains NaN or infinity.")
+        if np.isnan(y_score).any():
+            raise ValueError(
+                f"y_score contains NaN ({int(np.isnan(y_score).sum())} of "
+                f"{y_score.shape[0]} values); scores must be numbers."
+            )
+        layout = QueryLayout(qid, n_samples=y_true.shape[0])
+        if ties == "average":
+            perm = layout.rank_order(y_score, tiebreak="arbitrary")
+        elif ties == "stable":
+            perm = layout.rank_order(y_score, tiebreak="stable")
+        else:  # pessimistic: worst label first among ties, then row order
+            perm = layout.rank_order(y_score, tiebreak=y_true)
+        self.layout = layout
+        self.y_true = y_true  # row order, for the ideal ordering
+        self.labels = y_true[perm]
+        self.rank = layout.positions + 1
+        self.groups = None
+        if ties == "average":
+            scores = y_score[perm]
+            new = np.empty(scores.shape[0], dtype=bool)
+            new[0] = True
+            np.not_equal(scores[1:], scores[:-1], out=new[1:])
+            new[layout.starts] = True
+            if not new.all():
+                starts = np.flatnonzero(new)
+                self.groups = (starts, np.diff(np.append(starts, scores.shape[0])))
+
+    def expected(self, values):
+        """Expected value at each rank under random tie-breaking."""
+        if self.groups is None:
+            return values
+        starts, sizes = self.groups
+        return np.repeat(np.add.reduceat(values, starts) / sizes, sizes)
+
+    def at_rank(self, table):
+        """Per-rank values ``table[rank - 1]`` for every ranked row."""
+        return table[self.rank - 1]
+
+    def sum_top(self, contributions, k):
+        """Per-query sum of contributions over the top ``k`` ranks."""
+        if k is not None and k < self.layout.max_size:
+            contributions = contributions * self.at_rank(
+                _cutoff_weights(self.layout.max_size, k)
+            )
+        return self.layout.sum(contributions)
+
+
+def _cutoff_weights(n, k):
+    """1.0 for ranks 1..k, 0.0 beyond, for ranks 1..n."""
+    weights = np.ones(n)
+    if k is not None:
+        weights[k:] = 0.0
+    return weights
+
+
+def _gains(labels, gain, *, allow_negative):
+    if gain == "exponential":
+        if labels.size and labels.min() < 0:
+            raise ValueError(
+                "y_true has negative labels (min "
+                f"{labels.min():g}); the exponential gain 2**y - 1 needs labels "
+                ">= 0. Use gain='linear' or shift the labels."
+            )
+        if labels.size and labels.max() > 1000:
+            raise ValueError(
+                f"y_true has labels up to {labels.max():g}; the exponential gain "
+                "2**y - 1 overflows past 1000. Use gain='linear'."
+            )
+        return np.exp2(labels) - 1.0
+    if not allow_negative and labels.size and labels.min() < 0:
+        raise ValueError(
+            f"y_true has negative labels (min {labels.min():g}); NDCG is not "
+            "defined for negative gains."
+        )
+    return labels
+
+
+def _discounts(n, discount):
+    ranks = np.arange(1, n + 1, dtype=np.float64)
+    if discount == "log2":
+        return 1.0 / np.log2(ranks + 1.0)
+    return 1.0 / np.maximum(1.0, np.log2(ranks))
+
+
+def _finish(per_query, no_relevant_mask, short_mask, conv, average, name):
+    """Apply the no-relevant and short-query conventions, then average."""
+    per_query = np.asarray(per_query, dtype=np.float64)
+    if short_mask is not None and conv["short_queries"] == "zero":
+        per_query = np.where(short_mask, 0.0, per_query)
+    no_relevant = conv["no_relevant"]
+    if isinstance(no_relevant, str):  # "skip"
+        per_query = np.where(no_relevant_mask, np.nan, per_query)
+    else:
+        per_query = np.where(no_relevant_mask, float(no_relevant), per_query)
+    if not average:
+        return per_query
+    kept = per_query[~np.isnan(per_query)]
+    if kept.size == 0:
+        raise ValueError(
+            f"{name}: no query has a relevant document and no_relevant='skip', "
+            "so the mean is undefined."
+        )
+    return float(kept.mean())
+
+
+def _short_mask(ranking, k):
+    return None if k is None else ranking.layout.sizes < k
+
+
+def _ideal_dcg(layout, y_true, disc_table, gain):
+    r"""Per-query DCG of the ideal ordering (labels sorted decreasingly).
+
+    For small non-negative integer labels no sort is needed: with
+    :math:`c_{q,l}` documents of level :math:`l` in query :math:`q`, the
+    levels fill consecutive ranks from the top, so the ideal DCG is
+    :math:`\sum_l g(l) (C(e_{q,l}) - C(e_{q,l} - c_{q,l}))` with :math:`C`
+    the cumulative discount and :math:`e_{q,l}` the number of documents of
+    level >= l.
+    """
+    top = int(y_true.max()) + 1 if y_true.size else 1
+    if y_true.min() >= 0 and top * layout.n_queries <= 2**24:
+        levels = y_true.astype(np.int64)
+        if np.array_equal(levels, y_true):
+            counts = np.bincount(
+                layout.codes * top + levels, minlength=layout.n_queries * top
+            ).reshape(layout.n_queries, top)
+            ends = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # docs of level >= l
+            cum_disc = np.concatenate(([0.0], np.cumsum(disc_table)))
+            weight = cum_disc[ends] - cum_disc[ends - counts]
+            level_gains = _gains(np.arange(top, dtype=np.float64), gain, allow_negative=True)
+            return weight @ level_gains
+    ideal = _gains(layout.sort_within(y_true), gain, allow_negative=True)
+    return layout.sum(ideal * disc_table[layout.positions])
+
+
+def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
+    """Per-query DCG@k, ideal DCG@k and the ranking."""
+    ranking = _Ranking(y_true, y_score, qid, conv["ties"])
+    gains = _gains(ranking.labels, conv["gain"], allow_negative=not normalize)
+    max_size = ranking.layout.max_size
+    disc_table = _discounts(max_size, conv["discount"]) * _cutoff_weights(max_size, k)
+    dcg = ranking.layout.sum(ranking.expected(gains) * ranking.at_rank(disc_table))
+    idcg = _ideal_dcg(ranking.layout, ranking.y_true, disc_table, conv["gain"])
+    return ranking, dcg, idcg
+
+
+def _doc(func):
+    func.__doc__ = func.__doc__.replace("%(gain)s", _GAIN_DOC).replace(
+        "%(convention)s", _CONVENTION_DOC
+    )
+    return func
+
+
+@validate_params(_common_params(), prefer_skip_nested_validation=True)
+@_doc
+def ndcg_score(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    average=True,
+    convention="skrank",
+    gain=None,
+    discount=None,
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Normalized discounted cumulative gain at rank ``k``, per query.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance label of each row (document).
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Only the top ``k`` ranks of each query count. None uses all.
+
+    average : bool, default=True
+        Return the mean over queries; if False, the per-query values in the
+        order of the sorted unique ``qid``.
+
+    %(convention)s
+
+    %(gain)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        Mean NDCG@k over queries, or the per-query values.
+
+    See Also
+    --------
+    dcg_score : The unnormalised DCG.
+    sklearn.metrics.ndcg_score : Equal-length queries as rows of a matrix.
+
+    Notes
+    -----
+    For one query ranked by ``y_score``, with :math:`g` the gain and
+    :math:`D` the discount,
+
+    .. math::
+
+        \mathrm{DCG@k} = \sum_{r=1}^{\min(k, n)} g(l_{\pi(r)})\, D(r),
+        \qquad
+        \mathrm{NDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k},
+
+    where IDCG@k is the DCG@k of the labels sorted in decreasing order.
+    With ``ties="average"`` the contribution of a run of tied documents is
+    the mean gain of the run times the sum of its discounts, which is the
+    expectation over uniformly random tie-breaking.
+
+    Labels must be non-negative: with negative gains NDCG is not bounded.
+
+    References
+    ----------
+    .. [1] K. Jarvelin and J. Kekalainen, "Cumulated gain-based evaluation of
+       IR techniques", ACM TOIS 20(4), 2002.
+    .. [2] T. Qin, T.-Y. Liu, J. Xu and H. Li, "LETOR: A benchmark collection
+       for research on learning to rank for information retrieval",
+       Information Retrieval 13(4), 2010.
+
+    Examples
+    --------
+    >>> from skrank.metrics import ndcg_score
+    >>> y_true = [2, 0, 1, 0, 1]
+    >>> y_score = [0.9, 0.8, 0.1, 0.5, 0.7]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> round(ndcg_score(y_true, y_score, qid=qid), 4)
+    0.982
+    >>> ndcg_score(y_true, y_score, qid=qid, average=False).round(4)
+    array([0.9639, 1.    ])
+    """
+    conv = _resolve(
+        convention,
+        gain=gain,
+        discount=discount,
+        ties=ties,
+        no_relevant=no_relevant,
+        short_queries=short_queries,
+    )
+    ranking, dcg, idcg = _dcg_parts(y_true, y_score, qid, k, conv, normalize=True)
+    no_rel = idcg <= 0
+    per_query = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~no_rel)
+    return _finish(
+        per_query, no_rel, _short_mask(ranking, k), conv, average, "ndcg_score"
+    )
+
+
+@validate_params(_common_params(), prefer_skip_nested_validation=True)
+@_doc
+def dcg_score(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    average=True,
+    convention="skrank",
+    gain=None,
+    discount=None,
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Discounted cumulative gain at rank ``k``, per query.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance label of each row (document). Negative labels are
+        allowed with ``gain="linear"``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Only the top ``k`` ranks of each query count. None uses all.
+
+    average : bool, default=True
+        Return the mean over queries; if False, the per-query values in the
+        order of the sorted unique ``qid``.
+
+    %(convention)s
+
+    %(gain)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        Mean DCG@k over queries, or the per-query values.
+
+    See Also
+    --------
+    ndcg_score : DCG divided by the DCG of the ideal ordering.
+
+    Notes
+    -----
+    :math:`\mathrm{DCG@k} = \sum_{r=1}^{\min(k, n)} g(l_{\pi(r)}) D(r)`, with
+    the tie, gain and discount conventions of :func:`ndcg_score`.
+
+    Examples
+    --------
+    >>> from skrank.metrics import dcg_score
+    >>> dcg_score([3, 0, 1], [0.3, 0.2, 0.1], qid=[0, 0, 0], gain="linear")
+    3.5
+    """
+    conv = _resolve(
+        convention,
+        gain=gain,
+        discount=discount,
+        ties=ties,
+        no_relevant=no_relevant,
+        short_queries=short_queries,
+    )
+    ranking, dcg, idcg = _dcg_parts(y_true, y_score, qid, k, conv, normalize=False)
+    return _finish(
+        dcg, idcg <= 0, _short_mask(ranking, k), conv, average, "dcg_score"
+    )
+
+
+def _binary_ranking(y_true, y_score, qid, relevance_threshold, ties):
+    ranking = _Ranking(y_true, y_score, qid, ties)
+    rel = (ranking.labels >= relevance_threshold).astype(np.float64)
+    return ranking, rel
+
+
+@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@_doc
+def precision_at_k(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    relevance_threshold=1,
+    average=True,
+    convention="skrank",
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Precision at rank ``k``: the fraction of relevant documents in the top ``k``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance label of each row; relevant means
+        ``y_true >= relevance_threshold``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Cutoff rank. None uses the whole query (precision = R / n).
+
+    relevance_threshold : float, default=1
+        Labels at or above this value are relevant.
+
+    average : bool, default=True
+        Return the mean over queries; if False, the per-query values in the
+        order of the sorted unique ``qid``.
+
+    %(convention)s
+
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        Mean P@k over queries, or the per-query values.
+
+    Notes
+    -----
+    :math:`P@k = \frac{1}{k'} \sum_{r=1}^{\min(k,n)} [l_{\pi(r)} \ge t]`,
+    with :math:`k' = \min(k, n)` for ``short_queries="truncate"`` and
+    :math:`k' = k` for ``"pad"``; ``"zero"`` scores queries shorter than
+    ``k`` as 0 (LETOR 3.0). With ``ties="average"`` each rank holds the
+    expected relevance of its run of tied documents.
+
+    Examples
+    --------
+    >>> from skrank.metrics import precision_at_k
+    >>> precision_at_k([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 0, 0], k=2)
+    0.5
+    """
+    conv = _resolve(
+        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+    )
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    sizes = ranking.layout.sizes
+    hits = ranking.sum_top(ranking.expected(rel), k)
+    if k is None:
+        denom = sizes
+    elif conv["short_queries"] == "pad":
+        denom = np.full(sizes.shape, k)
+    else:
+        denom = np.minimum(sizes, k)
+    per_query = hits / denom
+    n_relevant = ranking.layout.sum(rel)
+    return _finish(
+        per_query,
+        n_relevant == 0,
+        _short_mask(ranking, k),
+        conv,
+        average,
+        "precision_at_k",
+    )
+
+
+@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@_doc
+def average_precision_score(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    relevance_threshold=1,
+    average=True,
+    convention="skrank",
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Average precision (AP@k) of each query; their mean is MAP.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance label of each row; relevant means
+        ``y_true >= relevance_threshold``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Only relevant documents in the top ``k`` ranks count. None uses all.
+
+    relevance_threshold : float, default=1
+        Labels at or above this value are relevant.
+
+    average : bool, default=True
+        Return the mean over queries (MAP); if False, the per-query AP in the
+        order of the sorted unique ``qid``.
+
+    %(convention)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        MAP, or the per-query AP.
+
+    See Also
+    --------
+    map_score : The same mean under its usual name.
+
+    Notes
+    -----
+    With :math:`R` relevant documents in the query and :math:`P@r` the
+    precision at rank :math:`r`,
+
+    .. math::
+
+        \mathrm{AP@k} = \frac{1}{\min(R, k)}
+        \sum_{r \le k,\ \pi(r) \text{ relevant}} P@r ,
+
+    so a perfect ranking scores 1 (with ``k=None`` the normaliser is
+    :math:`R`, as in the LETOR scripts and TREC). With ``ties="average"`` the
+    exact expectation over random tie-breaking is used: a run of :math:`n`
+    tied documents holding :math:`m` relevant ones, after :math:`a`
+    documents of which :math:`A` are relevant, contributes
+
+    .. math::
+
+        \frac{m}{n} \sum_{j=1}^{n}
+        \frac{A + 1 + (j - 1)\frac{m - 1}{n - 1}}{a + j},
+
+    because position :math:`j` of the run is relevant with probability
+    :math:`m/n` and, given that, holds on average :math:`(j-1)(m-1)/(n-1)`
+    relevant documents before it inside the run.
+
+    Examples
+    --------
+    >>> from skrank.metrics import average_precision_score
+    >>> average_precision_score([1, 0, 1], [0.9, 0.8, 0.7], qid=[0, 0, 0])
+    0.8333333333333333
+    """
+    conv = _resolve(
+        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+    )
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    layout = ranking.layout
+    rank = ranking.rank.astype(np.float64)
+    # relevant documents strictly before each rank, inside its query
+    cum = np.cumsum(rel)
+    before = cum - rel - np.repeat(cum[layout.starts] - rel[layout.starts], layout.sizes)
+    if ranking.groups is None:
+        contrib = rel * (before + 1.0) / rank
+    else:
+        starts, sizes = ranking.groups
+        m = np.add.reduceat(rel, starts)
+        frac = np.divide(m - 1.0, sizes - 1.0, out=np.zeros_like(m), where=sizes > 1)
+        j = np.arange(rel.shape[0]) - np.repeat(starts, sizes)  # 0-based in run
+        contrib = (
+            np.repeat(m / sizes, sizes)
+            * (np.repeat(before[starts], sizes) + 1.0 + j * np.repeat(frac, sizes))
+            / rank
+        )
+    n_relevant = layout.sum(rel)
+    norm = n_relevant if k is None else np.minimum(n_relevant, k)
+    total = ranking.sum_top(contrib, k)
+    per_query = np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
+    return _finish(
+        per_query,
+        n_relevant == 0,
+        _short_mask(ranking, k),
+        conv,
+        average,
+        "average_precision_score",
+    )
+
+
+@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@_doc
+def map_score(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    relevance_threshold=1,
+    average=True,
+    convention="skrank",
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    """Mean average precision: :func:`average_precision_score` under its usual name.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance label of each row; relevant means
+        ``y_true >= relevance_threshold``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Only relevant documents in the top ``k`` ranks count. None uses all.
+
+    relevance_threshold : float, default=1
+        Labels at or above this value are relevant.
+
+    average : bool, default=True
+        Return MAP; if False, the per-query AP.
+
+    %(convention)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        MAP, or the per-query AP.
+
+    See Also
+    --------
+    average_precision_score : Definition and conventions.
+
+    Examples
+    --------
+    >>> from skrank.metrics import map_score
+    >>> map_score([1, 0, 0, 1], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 1, 1])
+    0.75
+    """
+    return average_precision_score(
+        y_true,
+        y_score,
+        qid=qid,
+        k=k,
+        relevance_threshold=relevance_threshold,
+        average=average,
+        convention=convention,
+        ties=ties,
+        no_relevant=no_relevant,
+        short_queries=short_queries,
+    )

@@ -1,0 +1,283 @@
+"""Scorers for ranking metrics, usable as ``scoring=`` anywhere in scikit-learn."""
+
+import inspect
+import re
+
+from ..utils._sklearn_compat import (
+    get_routing_for_object,
+    make_metadata_request,
+    routing_enabled,
+)
+from ._ranking import (
+    average_precision_score,
+    dcg_score,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+
+__all__ = ["RankingScorer", "get_ranking_scorer", "make_ranking_scorer"]
+
+_METRICS = {
+    "ndcg": ndcg_score,
+    "dcg": dcg_score,
+    "map": map_score,
+    "ap": average_precision_score,
+    "precision": precision_at_k,
+    "p": precision_at_k,
+}
+
+_NAME_PATTERN = re.compile(r"^(?P<metric>[a-z]+)(?:@(?P<k>\d+))?$")
+
+
+def _accepts_qid(estimator, method):
+    """Whether ``estimator.<method>`` should be given ``qid``.
+
+    True when the method has an explicit ``qid`` parameter, or, with metadata
+    routing on, when the estimator (a meta-estimator such as a Pipeline) routes
+    ``qid`` to a consumer of that method.
+    """
+    func = getattr(estimator, method, None)
+    if func is None:
+        return False
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    if "qid" in params:
+        return True
+    has_var_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    if has_var_kwargs and routing_enabled() and hasattr(estimator, "get_metadata_routing"):
+        try:
+            routing = get_routing_for_object(estimator)
+            return bool(routing.consumes(method, ["qid"]))
+        except (AttributeError, NotImplementedError, TypeError):
+            return False
+    return False
+
+
+def _predict_scores(estimator, X, qid):
+    """``estimator.predict(X, qid=qid)`` when predict takes qid, else ``predict(X)``."""
+    if _accepts_qid(estimator, "predict"):
+        return estimator.predict(X, qid=qid)
+    return estimator.predict(X)
+
+
+class RankingScorer:
+    """A scorer ``scorer(estimator, X, y, *, qid)`` for a per-query ranking metric.
+
+    Create it with :func:`make_ranking_scorer` or :func:`get_ranking_scorer`.
+    It requests ``qid`` for scoring by default, so it works in scikit-learn's
+    cross-validation and search tools with metadata routing on, and in
+    :func:`skrank.model_selection.cross_validate_ranker` and
+    :class:`skrank.model_selection.RankerSearchCV` with routing off.
+
+    Parameters
+    ----------
+    metric : callable
+        A function ``metric(y_true, y_score, *, qid, k, **kwargs)`` returning
+        a float where higher is better, such as :func:`ndcg_score`.
+    k : int or None
+        Cutoff passed to ``metric``.
+    kwargs : dict
+        Further keyword arguments of ``metric`` (the metric conventions).
+    name : str
+        Short name used in ``repr``.
+
+    Notes
+    -----
+    The scorer calls ``estimator.predict(X, qid=qid)`` when the estimator's
+    ``predict`` takes ``qid`` (models that score the documents of a query
+    jointly, and Pipelines that route ``qid`` with metadata routing on), and
+    ``estimator.predict(X)`` otherwise, so any regressor can be scored. A
+    plain :func:`sklearn.metrics.make_scorer` never passes metadata to
+    ``predict``.
+    """
+
+    def __init__(self, metric, k, kwargs, name):
+        self._metric = metric
+        self._k = k
+        self._kwargs = dict(kwargs)
+        self._name = name
+        self._request = make_metadata_request(self)
+        self._request.score.add_request(param="qid", alias=True)
+
+    def __call__(self, estimator, X, y_true, *, qid=None, sample_weight=None):
+        """Score ``estimator`` on ``X`` against ``y_true``, grouped by ``qid``.
+
+        Parameters
+        ----------
+        estimator : object
+            A fitted estimator with ``predict``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents to score.
+        y_true : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,)
+            Query id of each row. Required.
+        sample_weight : None
+            Not supported; must be None.
+
+        Returns
+        -------
+        score : float
+            The metric's mean over the queries of ``X``.
+        """
+        if qid is None:
+            raise ValueError(
+                f"{self!r} needs qid, the query id of each row, and got qid=None. "
+                "Pass qid=... when calling the scorer. In cross-validation use "
+                "skrank.model_selection.cross_validate_ranker or RankerSearchCV, "
+                "or enable metadata routing (sklearn.set_config("
+                "enable_metadata_routing=True)) and pass params={'qid': qid}."
+            )
+        if sample_weight is not None:
+            raise ValueError(
+                f"{self!r} does not support sample_weight; got an array of "
+                f"length {len(sample_weight)}."
+            )
+        y_score = _predict_scores(estimator, X, qid)
+        return self.score_predictions(y_true, y_score, qid=qid)
+
+    def score_predictions(self, y_true, y_score, *, qid):
+        """The metric of already computed scores ``y_score``."""
+        return float(self._metric(y_true, y_score, qid=qid, k=self._k, **self._kwargs))
+
+    def get_metadata_routing(self):
+        """Metadata request of this scorer: ``qid`` for ``score`` by default."""
+        return self._request
+
+    def set_score_request(self, *, qid=True):
+        """Set how ``qid`` is requested under metadata routing.
+
+        Parameters
+        ----------
+        qid : bool, str or None, default=True
+            True requests ``qid``; a string requests it under that alias;
+            False or None stops requesting it (the scorer then fails without
+            it).
+
+        Returns
+        -------
+        self : RankingScorer
+        """
+        self._request = make_metadata_request(self)
+        self._request.score.add_request(param="qid", alias=qid)
+        return self
+
+    def _accept_sample_weight(self):
+        # Queried by scikit-learn's search classes when sample_weight is given.
+        return False
+
+    def __repr__(self):
+        args = [repr(self._name)]
+        if self._k is not None:
+            args.append(f"k={self._k}")
+        args.extend(f"{key}={value!r}" for key, value in self._kwargs.items())
+        return f"make_ranking_scorer({', '.join(args)})"
+
+
+def make_ranking_scorer(metric, *, k=None, **conventions):
+    """Make a scorer from a ranking metric and its conventions.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "dcg", "map", "ap", "precision", "p"} or callable
+        A metric name, or a function ``metric(y_true, y_score, *, qid, k,
+        **conventions)`` that returns a float (higher is better).
+    k : int, default=None
+        Cutoff rank passed to the metric (NDCG@k, P@k, ...).
+    **conventions : dict
+        Keyword arguments of the metric, e.g. ``convention="letor"``,
+        ``gain="linear"``, ``ties="stable"``, ``relevance_threshold=2``.
+
+    Returns
+    -------
+    scorer : RankingScorer
+        Callable as ``scorer(estimator, X, y, qid=qid)``; requests ``qid``.
+
+    Raises
+    ------
+    ValueError
+        If the metric name is unknown or a convention is invalid for it.
+
+    See Also
+    --------
+    get_ranking_scorer : Scorer from a string such as ``"ndcg@10"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from skrank.metrics import make_ranking_scorer
+    >>> X = np.array([[0.0], [1.0], [2.0], [0.0], [3.0]])
+    >>> y = np.array([0, 1, 2, 0, 1])
+    >>> qid = np.array([1, 1, 1, 2, 2])
+    >>> scorer = make_ranking_scorer("ndcg", k=2, convention="letor")
+    >>> scorer(Ridge().fit(X, y), X, y, qid=qid)
+    1.0
+    """
+    if isinstance(metric, str):
+        if metric not in _METRICS:
+            raise ValueError(
+                f"Unknown ranking metric {metric!r}; expected one of "
+                f"{sorted(_METRICS)} or a callable."
+            )
+        name, func = metric, _METRICS[metric]
+        params = inspect.signature(func).parameters
+        unknown = sorted(set(conventions) - set(params))
+        if unknown:
+            raise TypeError(
+                f"{func.__name__} does not take {unknown}; its keyword "
+                f"parameters are {sorted(p for p in params if p not in ('y_true', 'y_score', 'qid'))}."
+            )
+    elif callable(metric):
+        name, func = getattr(metric, "__name__", repr(metric)), metric
+    else:
+        raise TypeError(
+            f"metric must be a metric name or a callable, got {metric!r}."
+        )
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"k must be a positive integer or None, got {k!r}.")
+    return RankingScorer(func, k, conventions, name)
+
+
+def get_ranking_scorer(name):
+    """A scorer from a name such as ``"ndcg@10"``, ``"map"`` or ``"precision@5"``.
+
+    Parameters
+    ----------
+    name : str or RankingScorer
+        ``"<metric>"`` or ``"<metric>@<k>"`` with metric one of ``ndcg``,
+        ``dcg``, ``map``, ``ap``, ``precision`` (alias ``p``), using
+        skrank's default conventions. A :class:`RankingScorer` is returned
+        unchanged.
+
+    Returns
+    -------
+    scorer : RankingScorer
+
+    Raises
+    ------
+    ValueError
+        If the name is not understood.
+
+    Examples
+    --------
+    >>> from skrank.metrics import get_ranking_scorer
+    >>> get_ranking_scorer("ndcg@10")
+    make_ranking_scorer('ndcg', k=10)
+    """
+    if isinstance(name, RankingScorer):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string such as 'ndcg@10', got {name!r}.")
+    match = _NAME_PATTERN.match(name.strip().lower())
+    if match is None or match["metric"] not in _METRICS or match["k"] == "0":
+        raise ValueError(
+            f"Unknown ranking scorer {name!r}; expected '<metric>' or "
+            f"'<metric>@<k>' (k >= 1) with metric in {sorted(_METRICS)}, "
+            "e.g. 'ndcg@10' or 'map'."
+        )
+    k = None if match["k"] is None else int(match["k"])
+    return make_ranking_scorer(match["metric"], k=k)

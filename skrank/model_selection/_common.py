@@ -1,0 +1,165 @@
+"""Pieces shared by the ranking cross-validation and search tools."""
+
+import inspect
+import numbers
+
+from sklearn.metrics import get_scorer
+from sklearn.model_selection import GroupKFold, check_cv
+
+from .._query import QueryLayout
+from ..metrics._scorer import RankingScorer, _accepts_qid, get_ranking_scorer
+from ..utils._sklearn_compat import make_metadata_request
+
+__all__ = ["check_ranking_scoring", "query_splits"]
+
+
+def query_splits(cv, X, y, layout):
+    """Materialise the splits of ``cv`` and check that no query is split.
+
+    Parameters
+    ----------
+    cv : int, cross-validation generator or iterable
+        An int means ``GroupKFold(n_splits=cv)``; a splitter is called with
+        ``groups=qid``; an iterable yields ``(train, test)`` index arrays.
+    X, y : array-like
+        The data, passed to ``cv.split``.
+    layout : QueryLayout
+        The query layout of the rows.
+
+    Returns
+    -------
+    splits : list of (train, test) tuples
+
+    Raises
+    ------
+    ValueError
+        If a split puts rows of one query on both sides, or ``cv`` asks for
+        more folds than there are queries.
+    """
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"cv must be at least 2 folds, got cv={cv}.")
+        if cv > layout.n_queries:
+            raise ValueError(
+                f"cv={cv} folds need at least {cv} queries, got "
+                f"{layout.n_queries}."
+            )
+        cv = GroupKFold(n_splits=cv)
+    else:
+        cv = check_cv(cv)
+    splits = [
+        (train, test) for train, test in cv.split(X, y, groups=layout.qid)
+    ]
+    for i, (train, test) in enumerate(splits):
+        if not layout.check_disjoint(train, test):
+            raise ValueError(
+                f"Split {i} of cv={cv!r} puts rows of the same query in both "
+                "the training and the test set; use a group-aware splitter "
+                "such as GroupKFold (it receives groups=qid)."
+            )
+    return splits
+
+
+class _PointwiseScorer:
+    """Adapter giving a qid-unaware scorer (e.g. ``"r2"``) the ranking call."""
+
+    def __init__(self, scorer, name):
+        self._scorer = scorer
+        self._name = name
+        self._request = make_metadata_request(self)
+
+    def __call__(self, estimator, X, y_true, *, qid=None):
+        return self._scorer(estimator, X, y_true)
+
+    def get_metadata_routing(self):
+        return self._request
+
+    def _accept_sample_weight(self):
+        return False
+
+    def __repr__(self):
+        return f"pointwise scorer {self._name!r}"
+
+
+def _one_scorer(scoring, name="scoring"):
+    if isinstance(scoring, RankingScorer):
+        return scoring
+    if isinstance(scoring, str):
+        try:
+            return get_ranking_scorer(scoring)
+        except ValueError as ranking_error:
+            try:
+                return _PointwiseScorer(get_scorer(scoring), scoring)
+            except ValueError:
+                raise ValueError(
+                    f"{name}={scoring!r} is neither a ranking scorer name nor a "
+                    f"scikit-learn scorer name. {ranking_error}"
+                ) from None
+    if callable(scoring):
+        try:
+            params = inspect.signature(scoring).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if "qid" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            return scoring
+        return _PointwiseScorer(scoring, getattr(scoring, "__name__", repr(scoring)))
+    raise TypeError(
+        f"{name} must be a scorer name, a callable or a list/dict of them, "
+        f"got {scoring!r}."
+    )
+
+
+def check_ranking_scoring(scoring):
+    """Turn ``scoring`` into one scorer or a dict of named scorers.
+
+    Every returned scorer is called as ``scorer(estimator, X, y, qid=qid)``:
+    ranking names (``"ndcg@10"``) give :class:`RankingScorer`, scikit-learn
+    names (``"r2"``) and qid-unaware callables are wrapped so that they
+    ignore ``qid``.
+
+    Parameters
+    ----------
+    scoring : str, callable, list, tuple, dict or None
+        None means ``"ndcg@10"``.
+
+    Returns
+    -------
+    scorer : callable or dict of str to callable
+    """
+    if scoring is None:
+        scoring = "ndcg@10"
+    if isinstance(scoring, (str, RankingScorer)) or callable(scoring):
+        return _one_scorer(scoring)
+    if isinstance(scoring, (list, tuple, set)):
+        names = list(scoring)
+        if not names or not all(isinstance(n, str) for n in names):
+            raise ValueError(
+                f"scoring as a list must hold one or more metric names, got {scoring!r}."
+            )
+        if len(set(names)) != len(names):
+            raise ValueError(f"scoring has duplicate names: {scoring!r}.")
+        return {n: _one_scorer(n, f"scoring[{n!r}]") for n in names}
+    if isinstance(scoring, dict):
+        if not scoring:
+            raise ValueError("scoring is an empty dict.")
+        return {
+            str(n): _one_scorer(s, f"scoring[{n!r}]") for n, s in scoring.items()
+        }
+    raise TypeError(
+        f"scoring must be a scorer name, a callable or a list/dict of them, "
+        f"got {scoring!r}."
+    )
+
+
+def check_layout(X, qid):
+    """A :class:`QueryLayout` for ``qid`` checked against the rows of ``X``."""
+    n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
+    return QueryLayout(qid, n_samples=n_samples)
+
+
+def fit_params_for(estimator, qid, params):
+    """Fit parameters: ``params`` plus ``qid`` when ``estimator.fit`` takes it."""
+    params = dict(params or {})
+    if _accepts_qid(estimator, "fit"):
+        params["qid"] = qid
+    return params

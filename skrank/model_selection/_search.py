@@ -1,0 +1,221 @@
+"""Grid search for rankers, built on scikit-learn's GridSearchCV."""
+
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils import Bunch
+from sklearn.utils.validation import check_is_fitted
+
+from ..metrics._scorer import RankingScorer, _accepts_qid, _predict_scores
+from ..utils._sklearn_compat import multimetric_scorer, routing_enabled
+from ._common import check_layout, check_ranking_scoring, fit_params_for, query_splits
+
+__all__ = ["RankerSearchCV"]
+
+
+class RankerSearchCV(GridSearchCV):
+    """Exhaustive search over ranker hyperparameters with grouped folds.
+
+    A :class:`~sklearn.model_selection.GridSearchCV` that understands query
+    ids without metadata routing: ``fit(X, y, *, qid)`` splits whole queries
+    (``GroupKFold`` by default), passes ``qid`` to the estimator's ``fit``
+    when it takes it, and to the ranking scorers. Everything else (``cv_results_``,
+    ``best_params_``, refitting, parallelism through joblib) is
+    scikit-learn's. It is the helper for tuning, e.g., BoltzRank's λ and the
+    number of hidden units.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A ranker (``fit(X, y, *, qid)``) or any regressor.
+
+    param_grid : dict or list of dicts
+        Parameter names mapped to lists of values, as in ``GridSearchCV``.
+
+    scoring : str, callable, list, tuple or dict, default="ndcg@10"
+        Ranking scorer names (``"ndcg@10"``, ``"map"``), scorers from
+        :func:`skrank.metrics.make_ranking_scorer`, scikit-learn scorer
+        names, or a list/dict of them (then ``refit`` names the one used to
+        pick the best parameters).
+
+    n_jobs : int, default=None
+        Number of fits run in parallel through joblib.
+
+    refit : bool, str or callable, default=True
+        Refit the best parameters on all data, as in ``GridSearchCV``.
+
+    cv : int, cross-validation generator or iterable, default=5
+        An int is the number of ``GroupKFold`` folds over queries; a
+        splitter is called with ``groups=qid``. Splits that put one query
+        on both sides raise ``ValueError``.
+
+    verbose : int, default=0
+        Verbosity, as in ``GridSearchCV``.
+
+    pre_dispatch : int or str, default="2*n_jobs"
+        Passed to :class:`joblib.Parallel`.
+
+    error_score : "raise" or float, default="raise"
+        Re-raise fit failures (default) or record this score.
+
+    return_train_score : bool, default=False
+        Include training scores in ``cv_results_``.
+
+    Attributes
+    ----------
+    cv_results_, best_estimator_, best_score_, best_params_, best_index_,
+    scorer_, n_splits_, refit_time_, multimetric_ :
+        As in :class:`~sklearn.model_selection.GridSearchCV`.
+
+    See Also
+    --------
+    cross_validate_ranker : Grouped cross-validation of one estimator.
+
+    Notes
+    -----
+    With scikit-learn's metadata routing on, ``fit(X, y, qid=qid)`` uses the
+    routing instead: ``qid`` reaches the estimator's ``fit`` only if it
+    requests it (``set_fit_request(qid=True)``); the ranking scorers request
+    it by default.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from skrank.datasets import make_ranking
+    >>> from skrank.model_selection import RankerSearchCV
+    >>> X, y, qid = make_ranking(n_queries=20, n_docs=10, random_state=0)
+    >>> search = RankerSearchCV(Ridge(), {"alpha": [0.1, 10.0]}, cv=4)
+    >>> search = search.fit(X, y, qid=qid)
+    >>> sorted(search.best_params_)
+    ['alpha']
+    """
+
+    _parameter_constraints = {
+        **GridSearchCV._parameter_constraints,
+        "scoring": [str, callable, list, tuple, dict, None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        scoring="ndcg@10",
+        n_jobs=None,
+        refit=True,
+        cv=5,
+        verbose=0,
+        pre_dispatch="2*n_jobs",
+        error_score="raise",
+        return_train_score=False,
+    ):
+        super().__init__(
+            estimator=estimator,
+            param_grid=param_grid,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            error_score=error_score,
+            return_train_score=return_train_score,
+        )
+
+    def _get_scorers(self):
+        scorers = check_ranking_scoring(self.scoring)
+        if not isinstance(scorers, dict):
+            return scorers, "score"
+        self._check_refit_for_multimetric(scorers)
+        return (
+            multimetric_scorer(scorers, raise_exc=(self.error_score == "raise")),
+            self.refit,
+        )
+
+    def _get_routed_params_for_fit(self, params):
+        if routing_enabled():
+            return super()._get_routed_params_for_fit(params)
+        params = dict(params)
+        params.pop("groups", None)
+        qid = params.pop("qid")
+        return Bunch(
+            estimator=Bunch(fit=fit_params_for(self.estimator, qid, params)),
+            splitter=Bunch(split={}),
+            scorer=Bunch(score={"qid": qid}),
+        )
+
+    def fit(self, X, y, *, qid, **params):
+        """Run the search: every parameter setting on every grouped fold.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document features.
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,)
+            Query id of each row, in any order.
+        **params : dict
+            Further parameters of the estimator's ``fit``.
+
+        Returns
+        -------
+        self : RankerSearchCV
+            The fitted search.
+        """
+        layout = check_layout(X, qid)
+        splits = query_splits(self.cv, X, y, layout)
+        # GridSearchCV reads the splits from self.cv; give it the checked
+        # grouped splits for the duration of the search.
+        cv = self.cv
+        self.cv = splits
+        try:
+            super().fit(X, y, qid=layout.qid, **params)
+        finally:
+            self.cv = cv
+        return self
+
+    def predict(self, X, *, qid=None):
+        """Scores of the best estimator (given ``qid`` if its predict takes it).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents to score.
+        qid : array-like of shape (n_samples,), default=None
+            Query ids, for rankers that score a query's documents jointly.
+
+        Returns
+        -------
+        y_score : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "best_estimator_")
+        if qid is not None and _accepts_qid(self.best_estimator_, "predict"):
+            return self.best_estimator_.predict(X, qid=qid)
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y, *, qid):
+        """The refit metric of the best estimator on ``X``, grouped by ``qid``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,)
+            Query id of each row.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self, "best_estimator_")
+        scorer = self.scorer_
+        if isinstance(scorer, dict):
+            scorer = scorer[self.refit]
+        elif not isinstance(scorer, RankingScorer) and hasattr(scorer, "_scorers"):
+            scorer = scorer._scorers[self.refit]
+        if isinstance(scorer, RankingScorer):
+            y_score = _predict_scores(self.best_estimator_, X, qid)
+            return scorer.score_predictions(y, y_score, qid=qid)
+        return float(scorer(self.best_estimator_, X, y, qid=qid))
+

@@ -1,0 +1,5 @@
+"""Preprocessing for learning to rank: per-query feature normalisation."""
+
+from ._query_normalizer import QueryNormalizer
+
+__all__ = ["QueryNormalizer"]

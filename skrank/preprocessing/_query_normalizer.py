@@ -1,0 +1,252 @@
+"""Per-query feature normalisation (LETOR's QueryLevelNorm)."""
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._query import QueryLayout, check_qid
+from ..utils._sklearn_compat import StrOptions, _fit_context, validate_data
+
+__all__ = ["QueryNormalizer"]
+
+
+def _query_normalize(X, layout, method):
+    """Normalise each feature of ``X`` inside each query of ``layout``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite values, in row order.
+    layout : QueryLayout
+        Grouping of the rows by query.
+    method : {"minmax", "zscore"}
+        Normalisation to apply.
+
+    Returns
+    -------
+    Xt : ndarray of shape (n_samples, n_features), dtype float64
+        Normalised values, in row order.
+    """
+    Xs = layout.to_sorted(X).astype(np.float64)  # always a fresh array
+    lo = layout.min(Xs)
+    hi = layout.max(Xs)
+    # A feature is constant inside a query exactly when its extremes coincide;
+    # this also covers single-document queries.
+    varying = hi > lo
+
+    # Scale each (query, feature) block by a power of two that brings its
+    # values into [-1, 1]. Such a scaling is exact (unless a tiny value becomes
+    # subnormal), so the result equals the textbook formula, and ``x - min``
+    # can no longer overflow for huge inputs.
+    _, exponent = np.frexp(np.maximum(np.abs(lo), np.abs(hi)))
+    np.ldexp(Xs, -layout.expand(exponent), out=Xs)
+    lo = np.ldexp(lo, -exponent)
+    hi = np.ldexp(hi, -exponent)
+
+    # Min-max. For a constant feature x - min is exactly 0, so dividing it by 1
+    # instead of by the zero range gives exactly 0 without a warning.
+    span = np.where(varying, hi - lo, 1.0)
+    Xs -= layout.expand(lo)
+    Xs /= layout.expand(span)
+    if method == "zscore":
+        # The z-score is invariant to the affine map above, and computing it
+        # from values in [0, 1] that attain both 0 and 1 keeps the variance
+        # well away from 0 (at least 1 / (2 n_q)) for every varying feature.
+        Xs -= layout.expand(layout.mean(Xs))
+        std = np.sqrt(layout.mean(Xs * Xs))
+        Xs /= layout.expand(np.where(varying, std, 1.0))
+    return layout.to_rows(Xs)
+
+
+class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    r"""Normalise every feature within each query.
+
+    Each feature is rescaled using statistics of the documents of the same
+    query only, as in LETOR's "QueryLevelNorm". This removes differences of
+    scale between queries (a long query yields larger BM25 values for all its
+    documents), which a ranker scoring documents one at a time cannot see.
+
+    Parameters
+    ----------
+    method : {"minmax", "zscore"}, default="minmax"
+        Normalisation applied to each feature of each query:
+
+        - ``"minmax"``: subtract the query's minimum and divide by its range,
+          giving values in ``[0, 1]``;
+        - ``"zscore"``: subtract the query's mean and divide by its standard
+          deviation (population, ``ddof=0``).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.preprocessing.MinMaxScaler : Min-max scaling with statistics
+        learnt over the whole training set.
+    sklearn.preprocessing.StandardScaler : Standardisation with statistics
+        learnt over the whole training set.
+
+    Notes
+    -----
+    For the rows :math:`D_q` of query :math:`q` and a feature :math:`j`, with
+    :math:`m_{qj} = \min_{i \in D_q} x_{ij}`,
+    :math:`M_{qj} = \max_{i \in D_q} x_{ij}`,
+    :math:`\mu_{qj} = \frac{1}{|D_q|} \sum_{i \in D_q} x_{ij}` and
+    :math:`\sigma_{qj} = \sqrt{\frac{1}{|D_q|} \sum_{i \in D_q}
+    (x_{ij} - \mu_{qj})^2}`, the transformed value of row :math:`i \in D_q` is
+
+    .. math::
+
+        \text{minmax:}\quad \tilde x_{ij} = \frac{x_{ij} - m_{qj}}
+        {M_{qj} - m_{qj}}, \qquad
+        \text{zscore:}\quad \tilde x_{ij} = \frac{x_{ij} - \mu_{qj}}
+        {\sigma_{qj}}.
+
+    A feature that is constant inside a query (:math:`M_{qj} = m_{qj}`, which
+    includes every feature of a single-document query) is mapped to exactly 0
+    by both methods, never to NaN or infinity.
+
+    The transformer learns nothing from the data passed to :meth:`fit` beyond
+    its number of features: the statistics are computed per query on the data
+    being transformed, which is what makes the transform meaningful for new
+    queries. As a consequence, transforming a subset of a query's rows gives
+    different values than transforming the whole query.
+
+    ``qid`` gives the query of each row; rows of one query need not be
+    contiguous, and the output keeps the input's row order. ``qid=None``
+    treats all rows as one query.
+
+    Float32 input gives float32 output; any other input gives float64 output.
+    The computation itself is carried out in float64.
+
+    With metadata routing enabled (``sklearn.set_config(
+    enable_metadata_routing=True)``), this transformer requests ``qid`` by
+    default in ``fit`` and ``transform``, so that a
+    :class:`~sklearn.pipeline.Pipeline` passes ``qid`` given to its ``fit``,
+    ``fit_transform`` or ``predict`` on to it. A pipeline fits this step with
+    ``fit_transform``, which scikit-learn routes only when the ``fit`` and
+    ``transform`` requests agree: change both ``set_fit_request`` and
+    ``set_transform_request`` together. Without routing, a pipeline reaches it
+    through ``pipeline.fit(X, y, step__qid=qid)`` in fit only, and its
+    ``predict`` cannot pass ``qid``.
+
+    References
+    ----------
+    .. [1] T. Qin, T.-Y. Liu, J. Xu and H. Li, "LETOR: A benchmark collection
+       for research on learning to rank for information retrieval",
+       Information Retrieval, 13(4), pp. 346-374, 2010.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrank.preprocessing import QueryNormalizer
+    >>> X = np.array([[1.0, 5.0], [3.0, 5.0], [2.0, 5.0], [10.0, 0.0], [30.0, 4.0]])
+    >>> qid = np.array([7, 7, 7, 2, 2])
+    >>> QueryNormalizer().fit_transform(X, qid=qid)
+    array([[0. , 0. ],
+           [1. , 0. ],
+           [0.5, 0. ],
+           [0. , 0. ],
+           [1. , 1. ]])
+    >>> QueryNormalizer(method="zscore").fit_transform(X, qid=qid).round(3)
+    array([[-1.225,  0.   ],
+           [ 1.225,  0.   ],
+           [ 0.   ,  0.   ],
+           [-1.   , -1.   ],
+           [ 1.   ,  1.   ]])
+    """
+
+    _parameter_constraints = {"method": [StrOptions({"minmax", "zscore"})]}
+
+    # Request qid by default under metadata routing, so that a Pipeline hands
+    # it over without a set_{fit,transform}_request call.
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__transform = {"qid": True}
+
+    def __init__(self, method="minmax"):
+        self.method = method
+
+    def _validate_X(self, X, *, reset):
+        return validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse=False,
+            dtype=[np.float64, np.float32],
+            ensure_all_finite=True,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, qid=None):
+        """Check the input; no statistics are learnt.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data. Sparse input is not supported.
+        y : None
+            Ignored.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. Only checked here.
+
+        Returns
+        -------
+        self : object
+            Fitted transformer.
+        """
+        X = self._validate_X(X, reset=True)
+        if qid is not None:
+            check_qid(qid, X.shape[0])
+        return self
+
+    def transform(self, X, *, qid=None):
+        """Normalise each feature within each query.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data to normalise. Sparse input is not supported.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. None treats all rows as one query.
+
+        Returns
+        -------
+        X_tr : ndarray of shape (n_samples, n_features)
+            Normalised data, in the row order of `X`.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        if qid is None:
+            qid = np.zeros(X.shape[0], dtype=np.int64)
+        layout = QueryLayout(qid, X.shape[0])
+        return _query_normalize(X, layout, self.method).astype(X.dtype, copy=False)
+
+    def fit_transform(self, X, y=None, *, qid=None):
+        """Fit to `X`, then normalise it within each query.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data to normalise. Sparse input is not supported.
+        y : None
+            Ignored.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. None treats all rows as one query.
+
+        Returns
+        -------
+        X_tr : ndarray of shape (n_samples, n_features)
+            Normalised data, in the row order of `X`.
+        """
+        return self.fit(X, y, qid=qid).transform(X, qid=qid)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

@@ -1,0 +1,451 @@
+"""Tests of skrank.datasets: LETOR loaders, the bundled sample, the generator."""
+
+import gzip
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skrank.datasets import (
+    load_letor,
+    load_letor_fold,
+    load_rank_sample,
+    make_ranking,
+)
+
+BUNDLED_DIR = Path(__file__).resolve().parents[1] / "skrank" / "datasets" / "data"
+RANK_SAMPLE_FILES = [
+    "rank.train.gz",
+    "rank.train.query",
+    "rank.test.gz",
+    "rank.test.query",
+]
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def _docid_of_line(line):
+    """Docid of a LETOR line, parsed without the package's code."""
+    return line.split("#docid = ", 1)[1].split()[0]
+
+
+# --------------------------------------------------------------------------
+# load_letor
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ohsumed_test_path(shared_data):
+    return shared_data / "ohsumed" / "Fold1" / "test.txt.gz"
+
+
+@pytest.fixture(scope="module")
+def ohsumed_test(ohsumed_test_path):
+    return load_letor(ohsumed_test_path, return_docids=True)
+
+
+def test_load_letor_ohsumed_shapes_labels_qid(ohsumed_test):
+    X, y, qid, docids = ohsumed_test
+    assert isinstance(X, np.ndarray)
+    assert X.shape == (3383, 45)
+    assert X.dtype == np.float64
+    assert y.dtype == np.float64
+    assert qid.dtype == np.int64
+    assert y.shape == qid.shape == docids.shape == (3383,)
+    assert np.unique(qid).size == 22
+    labels, counts = np.unique(y, return_counts=True)
+    np.testing.assert_array_equal(labels, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(counts, [2794, 274, 315])
+    assert qid[0] == 85
+    assert qid[-1] == 106
+
+
+def test_load_letor_docids_follow_the_file(ohsumed_test, ohsumed_test_path):
+    X, y, qid, docids = ohsumed_test
+    with gzip.open(ohsumed_test_path, "rt") as f:
+        lines = f.read().splitlines()
+    assert _docid_of_line(lines[0]) == docids[0] == "57950"
+    assert _docid_of_line(lines[-1]) == docids[-1]
+    # The qid and label of the last line agree with the last row too.
+    last = lines[-1].split()
+    assert float(last[0]) == y[-1]
+    assert int(last[1].split(":")[1]) == qid[-1]
+    # No duplicate docids within a query (see shared/data/README.md).
+    pairs = {(q, d) for q, d in zip(qid.tolist(), docids.tolist())}
+    assert len(pairs) == len(docids)
+
+
+def test_load_letor_dense_and_sparse_agree(ohsumed_test, ohsumed_test_path):
+    X, y, qid, _ = ohsumed_test
+    X_sp, y_sp, qid_sp = load_letor(ohsumed_test_path, dense=False)
+    assert sp.issparse(X_sp)
+    assert X_sp.format == "csr"
+    np.testing.assert_array_equal(X_sp.toarray(), X)
+    np.testing.assert_array_equal(y_sp, y)
+    np.testing.assert_array_equal(qid_sp, qid)
+
+
+def test_load_letor_plain_text_copy(ohsumed_test, ohsumed_test_path, tmp_path):
+    plain = tmp_path / "test.txt"
+    with gzip.open(ohsumed_test_path, "rb") as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    for path in (plain, str(plain)):
+        result = load_letor(path, return_docids=True)
+        for got, expected in zip(result, ohsumed_test):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_load_letor_without_qid_raises(tmp_path):
+    path = _write(tmp_path / "noqid.txt", "1 1:0.5 2:0.3\n0 1:0.1 2:0.2\n")
+    with pytest.raises(ValueError, match="no qid") as excinfo:
+        load_letor(path)
+    assert str(path) in str(excinfo.value)
+
+
+def test_load_letor_partial_qid_raises(tmp_path):
+    path = _write(tmp_path / "partial.txt", "1 qid:1 1:0.5\n0 1:0.1\n")
+    with pytest.raises(ValueError, match="qid on only 1 of its 2"):
+        load_letor(path)
+
+
+def test_load_letor_skips_blank_and_comment_lines(tmp_path):
+    text = (
+        "# a header comment\n"
+        "\n"
+        "2 qid:7 1:1.0 #docid = a\n"
+        "   # an indented comment\n"
+        "   \n"
+        "0 qid:7 2:1.0 #docid = b\n"
+        "1 qid:9 1:0.5 2:0.5 # docid=c extra words\n"
+    )
+    path = _write(tmp_path / "comments.txt.gz", text)
+    X, y, qid, docids = load_letor(path, return_docids=True)
+    np.testing.assert_array_equal(y, [2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(qid, [7, 7, 9])
+    np.testing.assert_array_equal(X, [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    assert docids.tolist() == ["a", "b", "c"]
+
+
+def test_load_letor_reads_letor4_docids(tmp_path):
+    text = (
+        "2 qid:10002 1:0.1 2:0.2 #docid = GX008-86-4444840 inc = 1 prob = 0.086\n"
+        "0 qid:10002 1:0.3 2:0.4 #docid = GX037-06-11625428 inc = 0.03 prob = 0.1\n"
+    )
+    path = _write(tmp_path / "mq.txt", text)
+    *_, docids = load_letor(path, return_docids=True)
+    assert docids.tolist() == ["GX008-86-4444840", "GX037-06-11625428"]
+
+
+@pytest.mark.parametrize(
+    "second_line", ["0 qid:1 1:0.2\n", "0 qid:1 1:0.2 # no id here\n"]
+)
+def test_load_letor_missing_docid_raises(tmp_path, second_line):
+    path = _write(tmp_path / "nodoc.txt", "1 qid:1 1:0.5 #docid = x\n" + second_line)
+    with pytest.raises(ValueError, match="Line 2 .*no '#docid") as excinfo:
+        load_letor(path, return_docids=True)
+    assert str(path) in str(excinfo.value)
+    # Without docids the same file loads.
+    X, _, _ = load_letor(path)
+    assert X.shape == (2, 1)
+
+
+def test_load_letor_n_features_widens(tmp_path):
+    path = _write(tmp_path / "narrow.txt", "1 qid:1 1:0.5 3:0.25\n")
+    X, _, _ = load_letor(path, n_features=5)
+    np.testing.assert_array_equal(X, [[0.5, 0.0, 0.25, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="n_features"):
+        load_letor(path, n_features=2)
+
+
+@pytest.mark.parametrize("n_features", [0, -3, 2.5, "45"])
+def test_load_letor_rejects_bad_n_features(tmp_path, n_features):
+    path = _write(tmp_path / "ok.txt", "1 qid:1 1:0.5\n")
+    pattern = rf"n_features.*Got {re.escape(repr(n_features))}"
+    with pytest.raises(ValueError, match=pattern):
+        load_letor(path, n_features=n_features)
+
+
+def test_load_letor_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_letor(tmp_path / "absent.txt")
+
+
+# --------------------------------------------------------------------------
+# load_letor_fold
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ohsumed_fold1(shared_data):
+    return load_letor_fold(shared_data / "ohsumed", 1)
+
+
+def test_load_letor_fold_ohsumed_shapes(ohsumed_fold1):
+    expected_rows = {"train": 9219, "vali": 3538, "test": 3383}
+    for split, n_rows in expected_rows.items():
+        X, y, qid = getattr(ohsumed_fold1, split)
+        assert X.shape == (n_rows, 45)
+        assert y.shape == qid.shape == (n_rows,)
+
+
+def test_load_letor_fold_splits_are_disjoint_and_cover(ohsumed_fold1):
+    qids = {
+        split: set(getattr(ohsumed_fold1, split)[2].tolist())
+        for split in ("train", "vali", "test")
+    }
+    assert not qids["train"] & qids["vali"]
+    assert not qids["train"] & qids["test"]
+    assert not qids["vali"] & qids["test"]
+    assert qids["train"] | qids["vali"] | qids["test"] == set(range(1, 107))
+
+
+def test_load_letor_fold_by_name(shared_data, ohsumed_fold1):
+    fold2 = load_letor_fold(shared_data / "ohsumed", "Fold2", return_docids=True)
+    assert fold2.train[0].shape == (10187, 45)
+    assert fold2.test[0].shape == (2570, 45)
+    assert len(fold2.vali) == 4
+    # Fold2's validation file is Fold1's test file (the folds are cyclic).
+    for got, expected in zip(fold2.vali[:3], ohsumed_fold1.test):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("fold", [0, 6, "foo", "fold1", "Fold6", 1.5])
+def test_load_letor_fold_rejects_bad_fold(shared_data, fold):
+    with pytest.raises(ValueError, match=r"'fold' parameter"):
+        load_letor_fold(shared_data / "ohsumed", fold)
+
+
+def test_load_letor_fold_missing_files_are_listed(tmp_path):
+    _write(tmp_path / "Fold1" / "train.txt", "1 qid:1 1:0.5\n")
+    with pytest.raises(FileNotFoundError) as excinfo:
+        load_letor_fold(tmp_path, 1)
+    message = str(excinfo.value)
+    for name in ("vali.txt", "vali.txt.gz", "test.txt", "test.txt.gz"):
+        assert str(tmp_path / "Fold1" / name) in message
+    assert str(tmp_path / "Fold1" / "train.txt") not in message
+
+
+def test_load_letor_fold_mixed_compression_same_width(tmp_path):
+    folder = tmp_path / "Fold3"
+    _write(
+        folder / "train.txt",
+        "1 qid:1 1:0.5 #docid = t1\n0 qid:1 2:0.5 #docid = t2\n",
+    )
+    _write(folder / "vali.txt.gz", "2 qid:2 4:1.0 #docid = v1\n")
+    _write(folder / "test.txt", "0 qid:3 3:0.1 #docid = s1\n")
+    data = load_letor_fold(tmp_path, 3, dense=False, return_docids=True)
+    assert [getattr(data, s)[0].shape for s in ("train", "vali", "test")] == [
+        (2, 4),
+        (1, 4),
+        (1, 4),
+    ]
+    assert sp.issparse(data.vali[0])
+    assert data.vali[0][0, 3] == 1.0
+    assert data.train[3].tolist() == ["t1", "t2"]
+    assert data.test[3].tolist() == ["s1"]
+
+
+# --------------------------------------------------------------------------
+# load_rank_sample
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rank_train():
+    return load_rank_sample(subset="train")
+
+
+@pytest.fixture(scope="module")
+def rank_test():
+    return load_rank_sample(subset="test")
+
+
+def test_load_rank_sample_shapes_and_groups(rank_train, rank_test):
+    X_tr, y_tr, qid_tr = rank_train
+    X_te, y_te, qid_te = rank_test
+    assert X_tr.shape == (3005, 300)
+    assert X_te.shape == (768, 300)
+    assert X_tr.dtype == y_tr.dtype == np.float64
+    assert qid_tr.dtype == qid_te.dtype == np.int64
+    np.testing.assert_array_equal(np.unique(qid_tr), np.arange(201))
+    np.testing.assert_array_equal(np.unique(qid_te), np.arange(201, 251))
+    assert not set(qid_tr.tolist()) & set(qid_te.tolist())
+    # Rows of one query are contiguous, in increasing qid order.
+    assert np.all(np.diff(qid_tr) >= 0)
+    assert np.all(np.diff(qid_te) >= 0)
+    # Label counts from shared/data/README.md.
+    counts_tr = np.bincount(y_tr.astype(int))
+    counts_te = np.bincount(y_te.astype(int))
+    np.testing.assert_array_equal(counts_tr, [645, 1211, 858, 222, 69])
+    np.testing.assert_array_equal(counts_te, [206, 256, 252, 44, 10])
+
+
+def test_load_rank_sample_group_sizes_follow_query_files(rank_train, rank_test):
+    for (_, _, qid), name in [(rank_train, "train"), (rank_test, "test")]:
+        sizes = np.loadtxt(BUNDLED_DIR / f"rank.{name}.query", dtype=int)
+        np.testing.assert_array_equal(np.unique(qid, return_counts=True)[1], sizes)
+
+
+def test_load_rank_sample_all_and_sparse(rank_train, rank_test):
+    X, y, qid = load_rank_sample(subset="all", dense=False)
+    assert sp.issparse(X)
+    assert X.shape == (3005 + 768, 300)
+    X_expected = np.vstack([rank_train[0], rank_test[0]])
+    np.testing.assert_array_equal(X.toarray(), X_expected)
+    np.testing.assert_array_equal(y, np.concatenate([rank_train[1], rank_test[1]]))
+    np.testing.assert_array_equal(qid, np.concatenate([rank_train[2], rank_test[2]]))
+    assert np.unique(qid).size == 251
+
+
+def test_load_rank_sample_rejects_bad_subset():
+    with pytest.raises(ValueError, match="'subset' parameter.*Got 'vali'"):
+        load_rank_sample(subset="vali")
+
+
+@pytest.mark.parametrize("name", RANK_SAMPLE_FILES)
+def test_bundled_files_identical_to_shared(shared_data, name):
+    def sha256(path):
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    shared = shared_data / "lightgbm_lambdarank" / name
+    assert sha256(BUNDLED_DIR / name) == sha256(shared)
+
+
+def test_bundled_license_and_readme():
+    license_text = (BUNDLED_DIR / "LICENSE_lightgbm_lambdarank.txt").read_text()
+    assert "MIT License" in license_text
+    assert "Copyright (c) Microsoft Corporation." in license_text
+    readme = (BUNDLED_DIR / "README.md").read_text()
+    assert "microsoft/LightGBM" in readme
+    assert "bae0b7ba953341a32b2a9c5c5c437a1b976f576f" in readme
+
+
+def test_only_the_lightgbm_sample_is_bundled():
+    names = sorted(p.name for p in BUNDLED_DIR.iterdir())
+    assert names == sorted(
+        RANK_SAMPLE_FILES + ["LICENSE_lightgbm_lambdarank.txt", "README.md"]
+    )
+
+
+# --------------------------------------------------------------------------
+# make_ranking
+# --------------------------------------------------------------------------
+
+
+def test_make_ranking_shapes_and_dtypes():
+    X, y, qid = make_ranking(n_queries=7, n_docs=5, n_features=3, random_state=0)
+    assert X.shape == (35, 3)
+    assert y.shape == qid.shape == (35,)
+    assert X.dtype == y.dtype == np.float64
+    assert qid.dtype == np.int64
+    np.testing.assert_array_equal(qid, np.repeat(np.arange(7), 5))
+
+
+def test_make_ranking_labels_follow_the_documented_skew():
+    n_levels = 4
+    X, y, qid = make_ranking(
+        n_queries=200, n_docs=50, n_levels=n_levels, random_state=1
+    )
+    assert set(np.unique(y).tolist()) == set(range(n_levels))
+    np.testing.assert_array_equal(y, np.round(y))
+    share = 2.0 ** -np.arange(n_levels)
+    share /= share.sum()
+    np.testing.assert_allclose(np.bincount(y.astype(int)) / y.size, share, atol=2e-3)
+
+
+def test_make_ranking_variable_n_docs():
+    X, y, qid = make_ranking(n_queries=500, n_docs=(3, 7), random_state=2)
+    sizes = np.bincount(qid)
+    assert sizes.size == 500
+    assert sizes.min() == 3
+    assert sizes.max() == 7
+    assert set(sizes.tolist()) == {3, 4, 5, 6, 7}
+    assert np.all(np.diff(qid) >= 0)
+    assert X.shape[0] == sizes.sum()
+
+
+def test_make_ranking_equal_bounds_fix_the_size():
+    _, _, qid = make_ranking(n_queries=10, n_docs=(4, 4), random_state=0)
+    np.testing.assert_array_equal(np.bincount(qid), np.full(10, 4))
+
+
+def test_make_ranking_is_deterministic():
+    kwargs = dict(n_queries=20, n_docs=(2, 9), nonlinear=True, return_coef=True)
+    first = make_ranking(random_state=3, **kwargs)
+    second = make_ranking(random_state=np.random.RandomState(3), **kwargs)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    other = make_ranking(random_state=4, **kwargs)
+    assert not np.array_equal(first[0][:10], other[0][:10])
+
+
+def test_make_ranking_noiseless_labels_are_monotone_in_score():
+    X, y, qid, coef = make_ranking(
+        n_queries=50,
+        n_docs=20,
+        n_features=6,
+        noise=0.0,
+        return_coef=True,
+        random_state=5,
+    )
+    assert coef.shape == (6,)
+    np.testing.assert_allclose(np.linalg.norm(coef), 1.0)
+    y_sorted = y[np.argsort(X @ coef)]
+    assert np.all(np.diff(y_sorted) >= 0)
+    assert y_sorted[0] == 0 and y_sorted[-1] == 4
+
+
+def test_make_ranking_noise_breaks_monotonicity():
+    X, y, qid, coef = make_ranking(
+        n_queries=50, n_docs=20, noise=1.0, return_coef=True, random_state=5
+    )
+    assert np.any(np.diff(y[np.argsort(X @ coef)]) < 0)
+
+
+def test_make_ranking_nonlinear_differs_from_linear():
+    kwargs = dict(n_queries=50, n_docs=20, noise=0.0, return_coef=True, random_state=6)
+    X_lin, y_lin, _, coef_lin = make_ranking(**kwargs)
+    X_nl, y_nl, _, coef_nl = make_ranking(nonlinear=True, **kwargs)
+    # Same features and linear direction; only the scoring function changes.
+    np.testing.assert_array_equal(X_lin, X_nl)
+    np.testing.assert_array_equal(coef_lin, coef_nl)
+    assert not np.array_equal(y_lin, y_nl)
+    # The nonlinear labels are no longer a monotone function of x @ coef ...
+    assert np.any(np.diff(y_nl[np.argsort(X_nl @ coef_nl)]) < 0)
+    # ... but the linear part still dominates.
+    assert np.corrcoef(X_nl @ coef_nl, y_nl)[0, 1] > 0.5
+
+
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        (dict(n_queries=0), r"'n_queries' parameter.*Got 0"),
+        (dict(n_queries=2.5), r"'n_queries' parameter.*Got 2.5"),
+        (dict(n_docs=0), r"'n_docs' parameter.*Got 0"),
+        (dict(n_docs=[2, 5]), r"'n_docs' parameter.*Got \[2, 5\]"),
+        (dict(n_docs=(5, 2)), r"low <= high.*n_docs=\(5, 2\)"),
+        (dict(n_docs=(0, 3)), r"n_docs=\(0, 3\)"),
+        (dict(n_docs=(1, 2, 3)), r"n_docs=\(1, 2, 3\)"),
+        (dict(n_docs=(1.0, 3)), r"n_docs=\(1.0, 3\)"),
+        (dict(n_features=0), r"'n_features' parameter.*Got 0"),
+        (dict(n_levels=1), r"'n_levels' parameter.*Got 1"),
+        (dict(noise=-0.1), r"'noise' parameter.*Got -0.1"),
+        (dict(noise=np.nan), r"'noise' parameter.*Got nan"),
+        (dict(random_state="seed"), r"'random_state' parameter.*Got 'seed'"),
+    ],
+)
+def test_make_ranking_rejects_bad_parameters(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        make_ranking(**kwargs)

@@ -1,0 +1,394 @@
+"""Ranking metrics against independent oracles.
+
+Oracles: the official LETOR 3.0 script output (reference_metrics.json), the
+worked toy example of shared/data/README.md, scikit-learn's ndcg_score and
+dcg_score, brute-force enumeration of tie orderings, and a plain per-query
+loop written here from the textbook definitions.
+"""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import dcg_score as sk_dcg_score
+from sklearn.metrics import ndcg_score as sk_ndcg_score
+
+from skrank.datasets import load_letor
+from skrank.metrics import (
+    average_precision_score,
+    dcg_score,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+
+METRICS = [ndcg_score, dcg_score, average_precision_score, precision_at_k]
+
+
+# ----------------------------------------------------------------------------
+# Oracle 1: the official LETOR 3.0 evaluation script
+def _reference_entries():
+    from conftest import _shared_data_dir
+
+    path = _shared_data_dir() / "reference_metrics.json"
+    if not path.is_file():
+        return [pytest.param(None, marks=pytest.mark.usefixtures("shared_data"))]
+    return sorted(json.loads(path.read_text()))
+
+
+@pytest.mark.parametrize("entry", _reference_entries())
+def test_letor_reference_metrics_reproduced(shared_data, entry):
+    reference = json.loads((shared_data / "reference_metrics.json").read_text())[entry]
+    path, ranker = entry.split(" score=")
+    X, y, qid = load_letor(shared_data / (path + ".gz"))
+    if ranker == "constant 0":
+        score = np.zeros(len(y))
+    else:
+        assert ranker == "feature 1"
+        score = X[:, 0]
+    for k in range(1, 17):
+        got = ndcg_score(y, score, qid=qid, k=k, convention="letor")
+        assert abs(got - reference["NDCG@1..16"][k - 1]) < 1e-12, k
+        got = precision_at_k(y, score, qid=qid, k=k, convention="letor")
+        assert abs(got - reference["P@1..16"][k - 1]) < 1e-12, k
+    got = map_score(y, score, qid=qid, convention="letor")
+    assert abs(got - reference["MAP"]) < 1e-12
+
+
+def test_letor_toy_example():
+    """shared/data/README.md section 4.3: Eval-Score-3.0.pl on three queries."""
+    labels = [0, 2, 1] + [0, 0] + [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    scores = [3, 2, 1] + [1, 2] + [0] * 12
+    qid = [1] * 3 + [2] * 2 + [3] * 12
+    per_query = ndcg_score(labels, scores, qid=qid, k=3, convention="letor", average=False)
+    np.testing.assert_allclose(per_query, [0.907732438392864, 0, 0.157732438392864])
+    expected = {3: 0.355154958928576, 4: 0.0525774794642881, 12: 0.122313215877071}
+    for k, value in expected.items():
+        assert ndcg_score(labels, scores, qid=qid, k=k, convention="letor") == (
+            pytest.approx(value, abs=1e-14)
+        )
+    precision = [
+        precision_at_k(labels, scores, qid=qid, k=k, convention="letor")
+        for k in (1, 2, 3, 4)
+    ]
+    np.testing.assert_allclose(precision, [0, 1 / 6, 1 / 3, 1 / 12], atol=1e-15)
+    assert map_score(labels, scores, qid=qid, convention="letor") == pytest.approx(
+        (7 / 12 + 0 + 0.25) / 3, abs=1e-15
+    )
+    # LETOR 4.0 counts the holes of a short query as irrelevant: "pad"
+    pad = precision_at_k(labels, scores, qid=qid, k=4, convention="letor",
+                         short_queries="pad")
+    assert pad == pytest.approx(0.25)
+
+
+# ----------------------------------------------------------------------------
+# Oracle 2: scikit-learn
+@pytest.mark.parametrize("k", [None, 1, 3, 7])
+@pytest.mark.parametrize("tied", [False, True])
+def test_ndcg_matches_sklearn_on_equal_length_queries(rng, k, tied):
+    n_queries, n_docs = 12, 9
+    y = rng.integers(0, 4, size=(n_queries, n_docs)).astype(float)
+    s = rng.normal(size=(n_queries, n_docs))
+    if tied:
+        s = np.round(s)  # many ties: checks the "average" convention too
+    qid = np.repeat(np.arange(n_queries), n_docs)
+    expected = sk_ndcg_score(y, s, k=k)
+    got = ndcg_score(y.ravel(), s.ravel(), qid=qid, k=k, gain="linear")
+    assert got == pytest.approx(expected, abs=1e-12)
+    got = ndcg_score(y.ravel(), s.ravel(), qid=qid, k=k, convention="sklearn")
+    assert got == pytest.approx(expected, abs=1e-12)
+    expected_dcg = sk_dcg_score(y, s, k=k)
+    got_dcg = dcg_score(y.ravel(), s.ravel(), qid=qid, k=k, gain="linear")
+    assert got_dcg == pytest.approx(expected_dcg, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------
+# Oracle 3: a plain per-query loop from the textbook definitions
+def _loop_metric(name, y, s, qid, k, gain, discount, short, no_relevant, threshold=1):
+    values = []
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        order = rows[np.argsort(-s[rows], kind="stable")]  # ties: row order
+        labels = y[order]
+        n = len(labels)
+        kk = n if k is None else min(k, n)
+        if name in ("ndcg", "dcg"):
+            g = (2.0**labels - 1) if gain == "exponential" else labels
+            ideal = np.sort(g)[::-1]
+            if discount == "log2":
+                d = [1 / math.log2(r + 1) for r in range(1, n + 1)]
+            else:
+                d = [1 / max(1.0, math.log2(r)) for r in range(1, n + 1)]
+            dcg = sum(g[i] * d[i] for i in range(kk))
+            idcg = sum(ideal[i] * d[i] for i in range(kk))
+            empty = idcg == 0
+            value = dcg if name == "dcg" else (dcg / idcg if idcg > 0 else 0.0)
+        else:
+            rel = labels >= threshold
+            R = rel.sum()
+            empty = R == 0
+            if name == "precision":
+                denom = k if (short == "pad" and k is not None) else kk
+                value = rel[:kk].sum() / denom
+            else:  # ap
+                hits, total = 0, 0.0
+                for i in range(kk):
+                    if rel[i]:
+                        hits += 1
+                        total += hits / (i + 1)
+                norm = R if k is None else min(R, k)
+                value = total / norm if norm else 0.0
+        if k is not None and n < k and short == "zero":
+            value = 0.0
+        if empty:
+            value = np.nan if no_relevant == "skip" else no_relevant
+        values.append(value)
+    return np.array(values)
+
+
+_FUNCS = {
+    "ndcg": ndcg_score,
+    "dcg": dcg_score,
+    "ap": average_precision_score,
+    "precision": precision_at_k,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FUNCS))
+@pytest.mark.parametrize("k", [None, 1, 3, 10])
+@pytest.mark.parametrize("short", ["truncate", "zero", "pad"])
+@pytest.mark.parametrize("no_relevant", [0.0, 1.0, "skip"])
+@pytest.mark.parametrize("gain, discount", [("exponential", "log2"), ("linear", "letor")])
+def test_metrics_match_per_query_loop(rng, name, k, short, no_relevant, gain, discount):
+    # unsorted, non-contiguous string ids; sizes 1..12; some queries with no
+    # relevant document; ties in the scores
+    sizes = rng.integers(1, 13, size=15)
+    qid = np.repeat(np.array([f"q{i:02d}" for i in range(15)]), sizes)
+    perm = rng.permutation(len(qid))
+    qid = qid[perm]
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    y[np.isin(qid, ["q03", "q07"])] = 0.0
+    s = np.round(rng.normal(size=len(qid)), 1)
+    kwargs = dict(k=k, short_queries=short, no_relevant=no_relevant, ties="stable")
+    if name in ("ndcg", "dcg"):
+        kwargs.update(gain=gain, discount=discount)
+    got = _FUNCS[name](y, s, qid=qid, average=False, **kwargs)
+    expected = _loop_metric(name, y, s, qid, k, gain, discount, short, no_relevant)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    mean = _FUNCS[name](y, s, qid=qid, **kwargs)
+    assert mean == pytest.approx(np.nanmean(expected), abs=1e-12)
+
+
+def test_per_query_order_is_sorted_unique_qid():
+    y = [1, 0, 0, 1, 1, 0]
+    s = [0.1, 0.9, 0.5, 0.4, 0.3, 0.2]
+    qid = ["b", "b", "a", "a", "c", "c"]  # sorted unique: a, b, c
+    per_query = average_precision_score(y, s, qid=qid, average=False)
+    np.testing.assert_allclose(per_query, [0.5, 0.5, 1.0])
+
+
+def test_non_integer_labels_use_the_sorting_path(rng):
+    """Fractional labels skip the integer fast path of the ideal DCG."""
+    qid = np.repeat(np.arange(6), 7)
+    y = rng.uniform(0, 3, size=len(qid))
+    s = rng.normal(size=len(qid))
+    expected = _loop_metric("ndcg", y, s, qid, 5, "linear", "log2", "truncate", 0.0)
+    got = ndcg_score(y, s, qid=qid, k=5, gain="linear", average=False)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------
+# Oracle 4: brute force over tie orderings
+def _all_tie_orderings(y, s, qid, func, **kwargs):
+    """Metric under every ordering of the tied documents (row permutations)."""
+    values = []
+    for perm in itertools.permutations(range(len(y))):
+        perm = np.array(perm)
+        values.append(func(y[perm], s[perm], qid=qid[perm], ties="stable", **kwargs))
+    return np.array(values)
+
+
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("k", [None, 2, 4])
+@pytest.mark.parametrize("seed", range(3))
+def test_average_ties_equal_brute_force_mean(func, k, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, size=7).astype(float)
+    s = rng.integers(0, 3, size=7).astype(float)  # heavy ties
+    qid = np.array([0, 0, 0, 0, 1, 1, 1])
+    every = _all_tie_orderings(y, s, qid, func, k=k)
+    assert func(y, s, qid=qid, k=k, ties="average") == pytest.approx(
+        every.mean(), abs=1e-12
+    )
+    # The worst label first among ties is the worst case over tie orderings.
+    assert func(y, s, qid=qid, k=k, ties="pessimistic") == pytest.approx(
+        every.min(), abs=1e-12
+    )
+
+
+def test_average_ties_all_tied_ndcg():
+    # a constant score over [1, 0]: expected NDCG is the mean of 1 and 1/3/1
+    y = np.array([1.0, 0.0])
+    got = ndcg_score(y, [0.0, 0.0], qid=[0, 0])
+    assert got == pytest.approx((1.0 + 1 / math.log2(3)) / 2)
+
+
+# ----------------------------------------------------------------------------
+# Properties
+@st.composite
+def _queries(draw):
+    n = draw(st.integers(1, 25))
+    qid = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)))
+    y = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), float)
+    s = np.array(
+        draw(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0, 1e300, -np.inf]),
+                      min_size=n, max_size=n))
+    )
+    k = draw(st.one_of(st.none(), st.integers(1, 6)))
+    ties = draw(st.sampled_from(["average", "stable", "pessimistic"]))
+    return y, s, qid, k, ties
+
+
+@settings(max_examples=60, deadline=None)
+@given(_queries(), st.randoms(use_true_random=False))
+def test_row_permutation_invariance_and_range(data, random):
+    y, s, qid, k, ties = data
+    perm = np.array(random.sample(range(len(y)), len(y)))
+    for func in (ndcg_score, average_precision_score, precision_at_k):
+        a = func(y, s, qid=qid, k=k, ties="average", average=False)
+        b = func(y[perm], s[perm], qid=qid[perm], k=k, ties="average", average=False)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        values = func(y, s, qid=qid, k=k, ties=ties, average=False)
+        assert np.all(values >= -1e-12) and np.all(values <= 1 + 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_queries())
+def test_perfect_ranking_scores_one(data):
+    y, _, qid, k, ties = data
+    has_relevant = np.array([y[qid == q].max() >= 1 for q in np.unique(qid)])
+    for func in (ndcg_score, average_precision_score):
+        values = func(y, y, qid=qid, k=k, ties="pessimistic", average=False)
+        np.testing.assert_allclose(values[has_relevant], 1.0, rtol=1e-12)
+    # a reversed ranking is worse unless all labels in a query are equal
+    values = ndcg_score(y, -y, qid=qid, k=k, average=False)
+    assert np.all(values <= 1 + 1e-12)
+
+
+def test_single_document_queries_and_equal_labels():
+    y = np.array([2.0, 0.0, 1.0, 1.0, 1.0])
+    s = np.array([0.3, 0.1, 5.0, 5.0, -2.0])
+    qid = np.array([1, 2, 3, 3, 3])
+    np.testing.assert_allclose(ndcg_score(y, s, qid=qid, average=False), [1.0, 0.0, 1.0])
+    np.testing.assert_allclose(
+        average_precision_score(y, s, qid=qid, average=False), [1.0, 0.0, 1.0]
+    )
+
+
+def test_extreme_scores_are_ranked_exactly():
+    y = np.array([0.0, 1.0, 2.0, 0.0])
+    s = np.array([-np.inf, 1e308, np.inf, -1e308])
+    qid = np.zeros(4)
+    assert ndcg_score(y, s, qid=qid) == pytest.approx(1.0)
+    assert ndcg_score(y, -s, qid=qid) < 0.5
+
+
+# ----------------------------------------------------------------------------
+# Conventions
+def test_no_relevant_conventions():
+    y = np.array([0.0, 0.0, 1.0, 0.0])
+    s = np.array([1.0, 2.0, 1.0, 2.0])
+    qid = np.array([1, 1, 2, 2])
+    assert ndcg_score(y, s, qid=qid, average=False)[0] == 0.0
+    assert ndcg_score(y, s, qid=qid, no_relevant=1.0, average=False)[0] == 1.0
+    per_query = ndcg_score(y, s, qid=qid, no_relevant="skip", average=False)
+    assert np.isnan(per_query[0]) and per_query[1] == pytest.approx(1 / math.log2(3))
+    assert ndcg_score(y, s, qid=qid, no_relevant="skip") == pytest.approx(per_query[1])
+    assert map_score(y, s, qid=qid, no_relevant="skip") == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="no query has a relevant document"):
+        ndcg_score(np.zeros(4), s, qid=qid, no_relevant="skip")
+
+
+def test_short_queries_conventions():
+    y = np.array([1.0, 0.0, 2.0, 1.0, 0.0])
+    s = np.array([0.5, 0.1, 0.9, 0.2, 0.3])
+    qid = np.array([1, 1, 2, 2, 2])
+    truncated = ndcg_score(y, s, qid=qid, k=3, average=False)
+    assert truncated[0] == 1.0  # NDCG@2 of a 2-document query
+    zero = ndcg_score(y, s, qid=qid, k=3, short_queries="zero", average=False)
+    assert zero[0] == 0.0 and zero[1] == truncated[1]
+    p = precision_at_k(y, s, qid=qid, k=3, average=False)
+    p_pad = precision_at_k(y, s, qid=qid, k=3, short_queries="pad", average=False)
+    assert p[0] == 0.5 and p_pad[0] == pytest.approx(1 / 3)
+
+
+def test_relevance_threshold():
+    y = np.array([2.0, 1.0, 0.0])
+    s = np.array([0.1, 0.9, 0.5])
+    assert map_score(y, s, qid=[0, 0, 0], relevance_threshold=2) == pytest.approx(1 / 3)
+    assert precision_at_k(y, s, qid=[0, 0, 0], k=1, relevance_threshold=2) == 0.0
+
+
+def test_explicit_parameters_override_convention():
+    y = np.array([2.0, 1.0, 0.0])
+    s = np.array([0.0, 0.0, 0.0])
+    qid = np.zeros(3)
+    letor_stable = ndcg_score(y, s, qid=qid, convention="letor")
+    letor_average = ndcg_score(y, s, qid=qid, convention="letor", ties="average")
+    assert letor_stable == 1.0  # ties keep row order, which is ideal here
+    assert letor_average < 1.0
+
+
+# ----------------------------------------------------------------------------
+# Bad input
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+def test_qid_length_mismatch(func):
+    with pytest.raises(ValueError, match="qid must have one entry per row"):
+        func([1, 0, 1], [0.1, 0.2, 0.3], qid=[0, 0])
+
+
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+def test_nan_scores_rejected(func):
+    with pytest.raises(ValueError, match="y_score contains NaN"):
+        func([1, 0, 1], [0.1, np.nan, 0.3], qid=[0, 0, 0])
+
+
+@pytest.mark.parametrize("func", [ndcg_score, dcg_score], ids=lambda f: f.__name__)
+def test_negative_labels_with_exponential_gain(func):
+    with pytest.raises(ValueError, match="y_true has negative labels"):
+        func([1, -1, 0], [0.1, 0.2, 0.3], qid=[0, 0, 0])
+    with pytest.raises(ValueError, match="y_true has negative labels"):
+        ndcg_score([1, -1, 0], [0.1, 0.2, 0.3], qid=[0, 0, 0], gain="linear")
+    # DCG with linear gain is defined for negative labels
+    got = dcg_score([-1.0, 2.0], [0.0, 1.0], qid=[0, 0], gain="linear")
+    assert got == pytest.approx(2.0 - 1.0 / math.log2(3))
+
+
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("k", [0, -3, 2.5, "3"])
+def test_bad_k(func, k):
+    with pytest.raises(ValueError, match="'k' parameter"):
+        func([1, 0], [0.2, 0.1], qid=[0, 0], k=k)
+
+
+def test_other_bad_inputs():
+    with pytest.raises(ValueError, match="'convention' parameter"):
+        ndcg_score([1, 0], [0.2, 0.1], qid=[0, 0], convention="trec")
+    with pytest.raises(ValueError, match="'ties' parameter"):
+        ndcg_score([1, 0], [0.2, 0.1], qid=[0, 0], ties="random")
+    with pytest.raises(ValueError, match="no_relevant must be a finite number"):
+        ndcg_score([1, 0], [0.2, 0.1], qid=[0, 0], no_relevant=np.nan)
+    with pytest.raises(ValueError, match="same length"):
+        ndcg_score([1, 0, 1], [0.2, 0.1], qid=[0, 0, 0])
+    with pytest.raises(ValueError, match="qid contains NaN"):
+        ndcg_score([1, 0], [0.2, 0.1], qid=[0, np.nan])
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        ndcg_score([1, np.nan], [0.2, 0.1], qid=[0, 0])
+    with pytest.raises(TypeError, match="y_score must be numeric"):
+        ndcg_score([1, 0], ["a", "b"], qid=[0, 0])
+    with pytest.raises(ValueError, match="overflows"):
+        ndcg_score([2000, 0], [0.2, 0.1], qid=[0, 0])
