@@ -15,6 +15,7 @@ Conventions
 """
 
 import numbers
+from functools import cached_property
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             bad = arr[(~np.isfinite(arr)) | (arr != np.round(arr))][0]
             raise ValueError(
                 f"{name} must hold integer or string ids; got the non-integral "
-                f"value {bad!r}."
+                f"value {float(bad)!r}."
             )
         arr = arr.astype(np.int64)
     elif kind == "b":
@@ -173,14 +174,16 @@ class QueryLayout:
         """Start of each query in sorted order, shape (n_queries,)."""
         return self.offsets[:-1]
 
-    @property
+    @cached_property
     def sorted_codes(self):
         """Query number of each row in sorted order, shape (n_samples,)."""
         return np.repeat(np.arange(self.n_queries), self.sizes)
 
-    @property
+    @cached_property
     def positions(self):
         """0-based position of each row inside its query, in sorted order."""
+        if self.max_size * self.n_queries == self.n_samples:  # equal sizes
+            return np.tile(np.arange(self.max_size), self.n_queries)
         return np.arange(self.n_samples) - np.repeat(self.starts, self.sizes)
 
     def to_sorted(self, a):
@@ -253,13 +256,66 @@ class QueryLayout:
 
     # ------------------------------------------------------------------
     # Ordering inside queries
+    # ------------------------------------------------------------------
+    # Sorting inside queries, in padded blocks
+    @cached_property
+    def _blocks(self):
+        """Padded blocks covering all queries, one per size class.
+
+        Queries whose sizes lie within a factor of two share a block of shape
+        ``(n_block_queries, width)``, so padding at most doubles the work and
+        a sort inside every query is one row-wise sort per block. Each block
+        is ``(starts, slots, rows, valid)``: the queries' starts in sorted
+        order, the sorted-order position and the row index of every cell, and
+        the mask of real cells (None when the block has no padding). When
+        every query has the same size and rows are grouped, the single block
+        is the data itself and ``slots``/``rows`` are None.
+        """
+        if self.order is None and self.max_size * self.n_queries == self.n_samples:
+            return [(self.starts, None, None, None)]
+        blocks = []
+        size_class = np.ceil(np.log2(self.sizes)).astype(np.intp)
+        for cls in np.unique(size_class):
+            queries = np.flatnonzero(size_class == cls)
+            sizes = self.sizes[queries]
+            width = int(sizes.max())
+            cols = np.arange(width)
+            starts = self.offsets[queries]
+            slots = starts[:, None] + cols
+            valid = None
+            if int(sizes.min()) != width:
+                valid = cols < sizes[:, None]
+                slots = np.where(valid, slots, 0)
+            rows = slots if self.order is None else self.order[slots]
+            blocks.append((starts, slots, rows, valid))
+        return blocks
+
+    def _block_values(self, values, rows, valid, fill):
+        """Values (row order) of the cells of a block; ``fill`` in padding."""
+        if rows is None:
+            return values.reshape(self.n_queries, self.max_size)
+        block = values[rows]
+        if valid is not None:
+            block[~valid] = fill
+        return block
+
+    @staticmethod
+    def _scatter(out, slots, valid, block):
+        """Write the real cells of a block to their sorted-order positions."""
+        if slots is None:
+            out[:] = block.ravel()
+        elif valid is None:
+            out[slots.ravel()] = block.ravel()
+        else:
+            out[slots[valid]] = block[valid]
+
     def rank_order(self, score, *, tiebreak=None):
         """Permutation of rows: queries in order, each by descending ``score``.
 
         Parameters
         ----------
         score : ndarray of shape (n_samples,)
-            Scores in row order; higher ranks first.
+            Scores in row order; higher ranks first. May hold infinities.
         tiebreak : {"stable", "arbitrary"} or ndarray, default=None
             How to order rows of equal score. ``"stable"`` (or None) keeps row
             order; an array orders ties by ascending value, then row order;
@@ -270,7 +326,8 @@ class QueryLayout:
         -------
         perm : ndarray of shape (n_samples,)
             ``score[perm]`` is grouped by query (in ``unique_qid`` order) and
-            descending inside each query.
+            descending inside each query: ``perm[offsets[i] + r]`` is the row
+            at rank ``r`` (0-based) of query ``i``.
         """
         key = -np.asarray(score, dtype=np.float64)
         if isinstance(tiebreak, str):
@@ -281,35 +338,31 @@ class QueryLayout:
             tiebreak, secondary = "stable", None
         else:
             secondary = np.asarray(tiebreak)
-        if self.n_queries == 1 or np.isposinf(key).any():
+        if self.n_queries == 1 or key.max() == np.inf:
+            # padding sorts last only if no real key is +inf
             return self._rank_order_flat(key, tiebreak, secondary)
         perm = np.empty(self.n_samples, dtype=np.intp)
-        rows_sorted = np.arange(self.n_samples) if self.order is None else self.order
-        # Queries are sorted in padded blocks, one block per size class
-        # (sizes within a factor of two), so padding at most doubles the work
-        # and each block is one row-wise argsort.
-        size_class = np.ceil(np.log2(self.sizes)).astype(np.intp)
-        for cls in np.unique(size_class):
-            queries = np.flatnonzero(size_class == cls)
-            sizes = self.sizes[queries]
-            width = int(sizes.max())
-            cols = np.arange(width)
-            valid = cols < sizes[:, None]
-            slots = np.where(valid, self.offsets[queries][:, None] + cols, 0)
-            rows = rows_sorted[slots]
-            block = np.where(valid, key[rows], np.inf)
+        for starts, slots, rows, valid in self._blocks:
+            block = self._block_values(key, rows, valid, np.inf)
             order = np.argsort(block, axis=1)
             if not (secondary is None and tiebreak == "arbitrary"):
                 order = self._fix_ties(block, order, valid, rows, secondary)
-            ranked = np.take_along_axis(rows, order, axis=1)
-            perm[slots[valid]] = ranked[valid]
+            if self.order is None:  # row index = sorted position
+                order += starts[:, None]
+                self._scatter(perm, slots, valid, order)
+            else:
+                self._scatter(
+                    perm, slots, valid, np.take_along_axis(rows, order, axis=1)
+                )
         return perm
 
-    @staticmethod
-    def _fix_ties(block, order, valid, rows, secondary):
+    def _fix_ties(self, block, order, valid, rows, secondary):
         """Re-sort, stably, the block rows whose real entries have ties."""
         ranked = np.take_along_axis(block, order, axis=1)
-        tied = ((ranked[:, 1:] == ranked[:, :-1]) & valid[:, 1:]).any(axis=1)
+        tied = ranked[:, 1:] == ranked[:, :-1]
+        if valid is not None:
+            tied &= valid[:, 1:]
+        tied = tied.any(axis=1)
         if not tied.any():
             return order
         order = order.copy()
@@ -317,8 +370,9 @@ class QueryLayout:
         if secondary is None:
             order[tied] = np.argsort(sub, axis=1, kind="stable")
         else:
-            # padding must stay last: give it the largest secondary key
-            second = np.where(valid[tied], secondary[rows[tied]], np.inf)
+            second = self._block_values(
+                secondary.astype(np.float64), rows, valid, np.inf
+            )[tied]
             first = np.argsort(second, axis=1, kind="stable")
             then = np.argsort(
                 np.take_along_axis(sub, first, axis=1), axis=1, kind="stable"
@@ -340,34 +394,24 @@ class QueryLayout:
         return by_score[by_query]
 
     def sort_within(self, values):
-        """Values sorted in descending order inside each query (sorted layout).
-
-        Only the sorted values are returned, not a permutation, which allows a
-        single-key sort when ``values`` are small non-negative integers (the
-        usual relevance labels).
+        """Finite values sorted in descending order inside each query.
 
         Parameters
         ----------
         values : ndarray of shape (n_samples,)
-            Values in row order.
+            Finite values in row order.
 
         Returns
         -------
         sorted_values : ndarray of shape (n_samples,)
             Query ``i``'s values, largest first, at ``offsets[i]:offsets[i + 1]``.
         """
-        values = np.asarray(values)
-        if self.n_queries == 1:
-            return np.sort(values)[::-1]
-        if values.size and values.min() >= 0 and values.max() < 2**20:
-            levels = values.astype(np.int64)
-            if np.array_equal(levels, values):
-                top = int(levels.max()) + 1
-                key = self.codes.astype(np.int64) * top + (top - 1 - levels)
-                key.sort()
-                out = (top - 1 - key % top).astype(values.dtype)
-                return out
-        return values[self.rank_order(values, tiebreak="arbitrary")]
+        values = np.asarray(values, dtype=np.float64)
+        out = np.empty(self.n_samples)
+        for _, slots, rows, valid in self._blocks:
+            block = np.sort(self._block_values(values, rows, valid, -np.inf), axis=1)
+            self._scatter(out, slots, valid, block[:, ::-1])
+        return out
 
     def check_disjoint(self, rows_a, rows_b):
         """True when no query has rows in both index sets ``rows_a`` and ``rows_b``."""

@@ -179,7 +179,7 @@ class _Ranking:
         self.layout = layout
         self.y_true = y_true  # row order, for the ideal ordering
         self.labels = y_true[perm]
-        self.rank = layout.positions + 1
+        self.position = layout.positions  # 0-based rank inside the query
         self.groups = None
         if ties == "average":
             scores = y_score[perm]
@@ -200,7 +200,7 @@ class _Ranking:
 
     def at_rank(self, table):
         """Per-rank values ``table[rank - 1]`` for every ranked row."""
-        return table[self.rank - 1]
+        return table[self.position]
 
     def sum_top(self, contributions, k):
         """Per-query sum of contributions over the top ``k`` ranks."""
@@ -274,27 +274,7 @@ def _short_mask(ranking, k):
 
 
 def _ideal_dcg(layout, y_true, disc_table, gain):
-    r"""Per-query DCG of the ideal ordering (labels sorted decreasingly).
-
-    For small non-negative integer labels no sort is needed: with
-    :math:`c_{q,l}` documents of level :math:`l` in query :math:`q`, the
-    levels fill consecutive ranks from the top, so the ideal DCG is
-    :math:`\sum_l g(l) (C(e_{q,l}) - C(e_{q,l} - c_{q,l}))` with :math:`C`
-    the cumulative discount and :math:`e_{q,l}` the number of documents of
-    level >= l.
-    """
-    top = int(y_true.max()) + 1 if y_true.size else 1
-    if y_true.min() >= 0 and top * layout.n_queries <= 2**24:
-        levels = y_true.astype(np.int64)
-        if np.array_equal(levels, y_true):
-            counts = np.bincount(
-                layout.codes * top + levels, minlength=layout.n_queries * top
-            ).reshape(layout.n_queries, top)
-            ends = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # docs of level >= l
-            cum_disc = np.concatenate(([0.0], np.cumsum(disc_table)))
-            weight = cum_disc[ends] - cum_disc[ends - counts]
-            level_gains = _gains(np.arange(top, dtype=np.float64), gain, allow_negative=True)
-            return weight @ level_gains
+    """Per-query DCG of the ideal ordering (labels sorted decreasingly)."""
     ideal = _gains(layout.sort_within(y_true), gain, allow_negative=True)
     return layout.sum(ideal * disc_table[layout.positions])
 
@@ -672,7 +652,7 @@ def average_precision_score(
     )
     ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
     layout = ranking.layout
-    rank = ranking.rank.astype(np.float64)
+    rank = ranking.position + 1.0
     # relevant documents strictly before each rank, inside its query
     cum = np.cumsum(rel)
     before = cum - rel - np.repeat(cum[layout.starts] - rel[layout.starts], layout.sizes)

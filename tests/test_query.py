@@ -1,0 +1,137 @@
+"""The query layer: validation, grouping, reductions, padding, ordering."""
+
+import numpy as np
+import pytest
+
+from skrank._query import QueryLayout, check_qid
+
+
+def _layouts(rng):
+    """qid arrays covering every code path of the layout."""
+    uniform_sorted = np.repeat(np.arange(6), 5)
+    uniform_shuffled = rng.permutation(uniform_sorted)
+    sizes = np.array([1, 2, 3, 7, 8, 16, 17, 33, 1, 5])
+    variable_sorted = np.repeat(np.arange(len(sizes)) * 3 + 10, sizes)
+    variable_shuffled = rng.permutation(variable_sorted)
+    strings = np.array([f"q{v}" for v in variable_shuffled])
+    return {
+        "uniform_sorted": uniform_sorted,
+        "uniform_shuffled": uniform_shuffled,
+        "variable_sorted": variable_sorted,
+        "variable_shuffled": variable_shuffled,
+        "strings": strings,
+        "one_query": np.zeros(9, dtype=int),
+    }
+
+
+CASES = list(_layouts(np.random.default_rng(0)))
+
+
+@pytest.fixture(params=CASES)
+def qid(request):
+    return _layouts(np.random.default_rng(0))[request.param]
+
+
+def test_grouping_matches_numpy_unique(qid):
+    layout = QueryLayout(qid)
+    unique, codes, counts = np.unique(qid, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(layout.unique_qid, unique)
+    np.testing.assert_array_equal(layout.codes, codes.ravel())
+    np.testing.assert_array_equal(layout.sizes, counts)
+    assert layout.n_queries == len(unique) and layout.max_size == counts.max()
+    sorted_qid = layout.to_sorted(qid)
+    # stable: rows of a query keep their order
+    order = np.argsort(codes.ravel(), kind="stable")
+    np.testing.assert_array_equal(sorted_qid, qid[order])
+    np.testing.assert_array_equal(layout.sorted_codes, codes.ravel()[order])
+    values = np.arange(len(qid), dtype=float)
+    np.testing.assert_array_equal(layout.to_rows(layout.to_sorted(values)), values)
+
+
+def test_reductions_pad_and_expand(qid, rng):
+    layout = QueryLayout(qid)
+    values = rng.normal(size=(len(qid), 2))
+    s = layout.to_sorted(values)
+    for i, q in enumerate(layout.unique_qid):
+        rows = values[qid == q]
+        np.testing.assert_allclose(layout.sum(s)[i], rows.sum(axis=0))
+        np.testing.assert_allclose(layout.max(s)[i], rows.max(axis=0))
+        np.testing.assert_allclose(layout.min(s)[i], rows.min(axis=0))
+        np.testing.assert_allclose(layout.mean(s)[i], rows.mean(axis=0))
+    block, mask = layout.pad(s[:, 0], fill=-7.0)
+    assert block.shape == mask.shape == (layout.n_queries, layout.max_size)
+    np.testing.assert_array_equal(mask.sum(axis=1), layout.sizes)
+    assert np.all(block[~mask] == -7.0)
+    np.testing.assert_array_equal(layout.unpad(block), s[:, 0])
+    np.testing.assert_array_equal(layout.expand(layout.sizes), layout.sizes[layout.sorted_codes])
+    np.testing.assert_array_equal(
+        layout.positions, np.concatenate([np.arange(n) for n in layout.sizes])
+    )
+
+
+@pytest.mark.parametrize("tiebreak", ["stable", "arbitrary", "labels"])
+@pytest.mark.parametrize("scores", ["distinct", "tied", "infinite"])
+def test_rank_order_matches_lexsort(qid, rng, tiebreak, scores):
+    layout = QueryLayout(qid)
+    n = len(qid)
+    if scores == "distinct":
+        s = rng.normal(size=n)
+    elif scores == "tied":
+        s = rng.integers(0, 3, size=n).astype(float)
+    else:
+        s = rng.choice([-np.inf, 0.0, 1.0, np.inf], size=n)
+    labels = rng.integers(0, 3, size=n)
+    arg = labels if tiebreak == "labels" else tiebreak
+    perm = layout.rank_order(s, tiebreak=arg)
+    assert sorted(perm) == list(range(n))
+    codes = layout.codes
+    if tiebreak == "arbitrary":
+        # grouped by query, scores descending; tie order is free
+        np.testing.assert_array_equal(codes[perm], np.sort(codes))
+        ranked = s[perm]
+        same_query = codes[perm][1:] == codes[perm][:-1]
+        assert np.all(ranked[1:][same_query] <= ranked[:-1][same_query])
+    else:
+        keys = (np.arange(n),) + ((labels,) if tiebreak == "labels" else ()) + (-s, codes)
+        np.testing.assert_array_equal(perm, np.lexsort(keys))
+
+
+def test_sort_within(qid, rng):
+    layout = QueryLayout(qid)
+    values = rng.integers(0, 5, size=len(qid)) + rng.choice([0.0, 0.5], size=len(qid))
+    got = layout.sort_within(values)
+    for i, q in enumerate(layout.unique_qid):
+        a, b = layout.offsets[i], layout.offsets[i + 1]
+        np.testing.assert_array_equal(got[a:b], np.sort(values[qid == q])[::-1])
+
+
+def test_check_disjoint():
+    layout = QueryLayout([1, 1, 2, 2, 3])
+    assert layout.check_disjoint([0, 1], [2, 3, 4])
+    assert not layout.check_disjoint([0, 2], [1])
+
+
+@pytest.mark.parametrize(
+    "bad, error, match",
+    [
+        (None, TypeError, "qid is required"),
+        (3, ValueError, "1-D array"),
+        ([[1, 2]], ValueError, "1-D array"),
+        ([], ValueError, "qid is empty"),
+        ([1.0, np.nan], ValueError, "qid contains NaN"),
+        ([1.0, 1.5], ValueError, "non-integral value 1.5"),
+        (np.array([1, "a", 2.5], dtype=object), TypeError, "integers or strings"),
+        (np.array([1 + 2j]), TypeError, "dtype complex"),
+    ],
+)
+def test_check_qid_errors(bad, error, match):
+    with pytest.raises(error, match=match):
+        check_qid(bad)
+
+
+def test_check_qid_length_and_accepted_types():
+    with pytest.raises(ValueError, match="expected 3 entries, got 2"):
+        check_qid([1, 2], n_samples=3)
+    np.testing.assert_array_equal(check_qid([3.0, 1.0]), [3, 1])
+    assert check_qid(np.array(["a", "b"], dtype=object)).dtype.kind == "U"
+    assert check_qid(np.array([4, 5], dtype=object)).dtype.kind == "i"

@@ -1,0 +1,487 @@
+"""Ranking scorers: names, conventions, qid handling, metadata routing.
+
+Oracles: the metric functions of :mod:`skrank.metrics` called directly on the
+predictions, and hand-written per-fold loops over ``GroupKFold`` splits for
+scikit-learn's cross-validation and search tools.
+"""
+
+import pickle
+import re
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import (
+    GridSearchCV,
+    GroupKFold,
+    cross_val_score,
+    cross_validate,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.metadata_routing import get_routing_for_object
+
+from skrank.datasets import make_ranking
+from skrank.metrics import (
+    RankingScorer,
+    average_precision_score,
+    dcg_score,
+    get_ranking_scorer,
+    make_ranking_scorer,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+from skrank.preprocessing import QueryNormalizer
+
+
+@pytest.fixture(scope="module")
+def data():
+    """40 queries of 5 to 12 documents; noisy labels so metrics are not saturated."""
+    return make_ranking(
+        n_queries=40, n_docs=(5, 12), n_features=5, noise=1.0, random_state=0
+    )
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y, _ = data
+    return Ridge().fit(X, y)
+
+
+def routing_on():
+    return sklearn.config_context(enable_metadata_routing=True)
+
+
+class QidAwareRanker(RegressorMixin, BaseEstimator):
+    """Linear least squares whose ``predict`` takes ``qid`` and records it.
+
+    Without qid it returns the negated scores, so a scorer that forgot to pass
+    qid gets a very different metric.
+    """
+
+    def fit(self, X, y):
+        self.coef_ = np.linalg.lstsq(X, y, rcond=None)[0]
+        return self
+
+    def predict(self, X, *, qid=None):
+        self.predict_qid_ = qid
+        scores = X @ self.coef_
+        return scores if qid is not None else -scores
+
+
+class KwargsRecorder(RegressorMixin, BaseEstimator):
+    """``predict(X, **kwargs)`` that records what it was given."""
+
+    def fit(self, X, y):
+        self.coef_ = np.linalg.lstsq(X, y, rcond=None)[0]
+        return self
+
+    def predict(self, X, **kwargs):
+        self.predict_kwargs_ = kwargs
+        return X @ self.coef_
+
+
+def top1_hit_rate(y_true, y_score, *, qid, k, bonus=0.0):
+    """Fraction of queries whose top-scored document has the query's top label."""
+    hits = []
+    for q in np.unique(qid):
+        rows = qid == q
+        hits.append(y_true[rows][np.argmax(y_score[rows])] == y_true[rows].max())
+    return float(np.mean(hits)) * k + bonus
+
+
+def manual_fold_scores(X, y, qid, metric, *, alpha=1.0, n_splits=5, **kwargs):
+    """``metric`` of Ridge(alpha) on each GroupKFold(n_splits) test fold."""
+    scores = []
+    for train, test in GroupKFold(n_splits=n_splits).split(X, y, groups=qid):
+        pred = Ridge(alpha=alpha).fit(X[train], y[train]).predict(X[test])
+        scores.append(metric(y[test], pred, qid=qid[test], **kwargs))
+    return np.array(scores)
+
+
+# ----------------------------------------------------------------------------
+# Names
+@pytest.mark.parametrize(
+    "name, metric, kwargs",
+    [
+        ("ndcg@10", ndcg_score, {"k": 10}),
+        ("ndcg", ndcg_score, {}),
+        ("map", map_score, {}),
+        ("dcg@5", dcg_score, {"k": 5}),
+        ("precision@3", precision_at_k, {"k": 3}),
+        ("p@3", precision_at_k, {"k": 3}),
+        ("ap", average_precision_score, {}),
+        (" NDCG@10 ", ndcg_score, {"k": 10}),
+    ],
+)
+def test_named_scorer_equals_direct_metric(data, fitted, name, metric, kwargs):
+    X, y, qid = data
+    scorer = get_ranking_scorer(name)
+    assert isinstance(scorer, RankingScorer)
+    expected = metric(y, fitted.predict(X), qid=qid, **kwargs)
+    assert scorer(fitted, X, y, qid=qid) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "with_k, without_k",
+    [("ndcg@3", "ndcg"), ("dcg@5", "dcg"), ("precision@3", "precision")],
+)
+def test_cutoff_of_name_is_used(data, fitted, with_k, without_k):
+    # Guards the test above against a scorer that drops k.
+    X, y, qid = data
+    at_k = get_ranking_scorer(with_k)(fitted, X, y, qid=qid)
+    full = get_ranking_scorer(without_k)(fitted, X, y, qid=qid)
+    assert at_k != pytest.approx(full, rel=1e-6)
+
+
+def test_get_ranking_scorer_returns_a_scorer_unchanged():
+    scorer = make_ranking_scorer("ndcg", k=4, gain="linear")
+    assert get_ranking_scorer(scorer) is scorer
+
+
+def test_scorer_repr_names_metric_and_conventions():
+    assert repr(get_ranking_scorer("ndcg@10")) == "make_ranking_scorer('ndcg', k=10)"
+    assert (
+        repr(make_ranking_scorer("map", relevance_threshold=2))
+        == "make_ranking_scorer('map', relevance_threshold=2)"
+    )
+
+
+@pytest.mark.parametrize(
+    "name, error",
+    [
+        ("foo@3", ValueError),
+        ("foo", ValueError),
+        ("ndcg@0", ValueError),
+        ("ndcg@x", ValueError),
+        ("ndcg@-1", ValueError),
+        ("ndcg@", ValueError),
+        ("ndcg@3@4", ValueError),
+        ("", ValueError),
+        (42, TypeError),
+        (None, TypeError),
+    ],
+)
+def test_get_ranking_scorer_rejects_unknown_names(name, error):
+    with pytest.raises(error, match=re.escape(repr(name))):
+        get_ranking_scorer(name)
+
+
+# ----------------------------------------------------------------------------
+# make_ranking_scorer and conventions
+@pytest.mark.parametrize(
+    "metric_name, metric, k, conventions",
+    [
+        ("ndcg", ndcg_score, 10, {"convention": "letor"}),
+        ("ndcg", ndcg_score, 5, {"gain": "linear"}),
+        ("ndcg", ndcg_score, None, {"discount": "letor"}),
+        ("dcg", dcg_score, 3, {"convention": "sklearn"}),
+        ("map", map_score, None, {"relevance_threshold": 2}),
+        ("ap", average_precision_score, 5, {"relevance_threshold": 3}),
+        ("precision", precision_at_k, 10, {"short_queries": "pad"}),
+    ],
+)
+def test_conventions_reach_the_metric(
+    data, fitted, metric_name, metric, k, conventions
+):
+    X, y, qid = data
+    scorer = make_ranking_scorer(metric_name, k=k, **conventions)
+    pred = fitted.predict(X)
+    expected = metric(y, pred, qid=qid, k=k, **conventions)
+    assert scorer(fitted, X, y, qid=qid) == pytest.approx(expected, rel=1e-12)
+    # The convention makes a difference on these data, so dropping it fails.
+    default = metric(y, pred, qid=qid, k=k)
+    assert expected != pytest.approx(default, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "metric_name, conventions, bad",
+    [
+        ("map", {"gain": "linear"}, "gain"),
+        ("precision", {"discount": "log2"}, "discount"),
+        ("ndcg", {"relevance_threshold": 2}, "relevance_threshold"),
+        ("ndcg", {"gian": "linear"}, "gian"),
+    ],
+)
+def test_convention_not_taken_by_metric_raises(metric_name, conventions, bad):
+    with pytest.raises(TypeError, match=bad):
+        make_ranking_scorer(metric_name, **conventions)
+
+
+@pytest.mark.parametrize(
+    "metric, error, match",
+    [
+        ("foo", ValueError, "'foo'"),
+        ("NDCG@10", ValueError, "'NDCG@10'"),
+        (42, TypeError, "42"),
+    ],
+)
+def test_make_ranking_scorer_rejects_unknown_metric(metric, error, match):
+    with pytest.raises(error, match=match):
+        make_ranking_scorer(metric)
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, True, "3"])
+def test_make_ranking_scorer_rejects_bad_k(k):
+    with pytest.raises(ValueError, match=f"k must be .*got {re.escape(repr(k))}"):
+        make_ranking_scorer("ndcg", k=k)
+
+
+def test_callable_metric_gets_k_and_conventions(data, fitted):
+    X, y, qid = data
+    scorer = make_ranking_scorer(top1_hit_rate, k=2, bonus=0.5)
+    expected = top1_hit_rate(y, fitted.predict(X), qid=qid, k=2, bonus=0.5)
+    assert scorer(fitted, X, y, qid=qid) == pytest.approx(expected)
+    assert expected != pytest.approx(top1_hit_rate(y, fitted.predict(X), qid=qid, k=1))
+    assert "top1_hit_rate" in repr(scorer)
+
+
+def test_score_predictions_equals_call(data, fitted):
+    X, y, qid = data
+    scorer = get_ranking_scorer("ndcg@5")
+    assert scorer.score_predictions(y, fitted.predict(X), qid=qid) == scorer(
+        fitted, X, y, qid=qid
+    )
+
+
+# ----------------------------------------------------------------------------
+# qid and sample_weight
+@pytest.mark.parametrize("name", ["ndcg@10", "map", "precision@3"])
+def test_scorer_without_qid_raises(data, fitted, name):
+    X, y, _ = data
+    scorer = get_ranking_scorer(name)
+    with pytest.raises(ValueError, match=r"needs qid.*qid=None"):
+        scorer(fitted, X, y)
+    with pytest.raises(ValueError, match="needs qid"):
+        scorer(fitted, X, y, qid=None)
+
+
+def test_scorer_rejects_sample_weight(data, fitted):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="sample_weight"):
+        get_ranking_scorer("ndcg")(fitted, X, y, qid=qid, sample_weight=np.ones(len(y)))
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_predict_taking_qid_receives_it(data, routing):
+    X, y, qid = data
+    est = QidAwareRanker().fit(X, y)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        got = get_ranking_scorer("ndcg@10")(est, X, y, qid=qid)
+    np.testing.assert_array_equal(est.predict_qid_, qid)
+    assert got == pytest.approx(ndcg_score(y, X @ est.coef_, qid=qid, k=10))
+    # Without qid the ranker reverses its ranking: the metric tells them apart.
+    assert got != pytest.approx(ndcg_score(y, -(X @ est.coef_), qid=qid, k=10))
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_predict_without_qid_parameter_is_called_without_qid(data, routing):
+    # **kwargs alone is no request for qid: a plain regressor gets predict(X).
+    X, y, qid = data
+    est = KwargsRecorder().fit(X, y)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        got = get_ranking_scorer("map")(est, X, y, qid=qid)
+    assert est.predict_kwargs_ == {}
+    assert got == pytest.approx(map_score(y, X @ est.coef_, qid=qid))
+
+
+def test_plain_regressor_is_scored(data, fitted):
+    # Ridge.predict takes no qid: passing it would raise a TypeError.
+    X, y, qid = data
+    got = get_ranking_scorer("ndcg@10")(fitted, X, y, qid=qid)
+    assert got == pytest.approx(ndcg_score(y, fitted.predict(X), qid=qid, k=10))
+
+
+# ----------------------------------------------------------------------------
+# Metadata routing
+def test_scorer_requests_qid_for_score():
+    scorer = get_ranking_scorer("ndcg@10")
+    with routing_on():
+        assert get_routing_for_object(scorer).consumes("score", ["qid"]) == {"qid"}
+        assert scorer.set_score_request(qid=False) is scorer
+        assert get_routing_for_object(scorer).consumes("score", ["qid"]) == set()
+        scorer.set_score_request(qid="query_id")
+        routing = get_routing_for_object(scorer)
+        assert routing.consumes("score", ["qid", "query_id"]) == {"query_id"}
+        scorer.set_score_request(qid=True)
+        assert get_routing_for_object(scorer).consumes("score", ["qid"]) == {"qid"}
+
+
+def test_score_request_false_stops_routing_qid(data):
+    X, y, qid = data
+    scorer = get_ranking_scorer("ndcg@10").set_score_request(qid=False)
+    with routing_on(), pytest.raises(TypeError, match="qid"):
+        cross_val_score(
+            Ridge(),
+            X,
+            y,
+            cv=GroupKFold(5),
+            scoring=scorer,
+            params={"qid": qid, "groups": qid},
+        )
+
+
+def test_grid_search_with_routing_equals_manual_folds(data):
+    X, y, qid = data
+    alphas = [0.01, 1000.0]
+    with routing_on():
+        search = GridSearchCV(
+            Ridge(),
+            {"alpha": alphas},
+            cv=GroupKFold(5),
+            scoring=get_ranking_scorer("ndcg@10"),
+        ).fit(X, y, qid=qid, groups=qid)
+    expected = [
+        manual_fold_scores(X, y, qid, ndcg_score, alpha=a, k=10) for a in alphas
+    ]
+    for i in range(5):
+        np.testing.assert_allclose(
+            search.cv_results_[f"split{i}_test_score"], [e[i] for e in expected]
+        )
+    np.testing.assert_allclose(
+        search.cv_results_["mean_test_score"], [e.mean() for e in expected]
+    )
+    assert expected[0].mean() != pytest.approx(expected[1].mean())
+    best = alphas[int(np.argmax([e.mean() for e in expected]))]
+    assert search.best_params_ == {"alpha": best}
+
+
+def test_cross_val_score_with_routing_equals_manual_folds(data):
+    X, y, qid = data
+    with routing_on():
+        got = cross_val_score(
+            Ridge(),
+            X,
+            y,
+            cv=GroupKFold(5),
+            scoring=get_ranking_scorer("map"),
+            params={"qid": qid, "groups": qid},
+        )
+    np.testing.assert_allclose(got, manual_fold_scores(X, y, qid, map_score))
+
+
+def test_cross_validate_with_routing_two_scorers(data):
+    X, y, qid = data
+    scoring = {
+        "ndcg": get_ranking_scorer("ndcg@5"),
+        "map": make_ranking_scorer("map", relevance_threshold=2),
+    }
+    with routing_on():
+        got = cross_validate(
+            Ridge(),
+            X,
+            y,
+            cv=GroupKFold(5),
+            scoring=scoring,
+            params={"qid": qid, "groups": qid},
+        )
+    np.testing.assert_allclose(
+        got["test_ndcg"], manual_fold_scores(X, y, qid, ndcg_score, k=5)
+    )
+    np.testing.assert_allclose(
+        got["test_map"],
+        manual_fold_scores(X, y, qid, map_score, relevance_threshold=2),
+    )
+
+
+def _normalized_pipeline_fold_scores(X, y, qid, *, qid_in_predict):
+    scores = []
+    for train, test in GroupKFold(n_splits=5).split(X, y, groups=qid):
+        X_train = QueryNormalizer().fit_transform(X[train], qid=qid[train])
+        ridge = Ridge().fit(X_train, y[train])
+        test_qid = qid[test] if qid_in_predict else None
+        X_test = QueryNormalizer().fit(X[test]).transform(X[test], qid=test_qid)
+        scores.append(ndcg_score(y[test], ridge.predict(X_test), qid=qid[test], k=10))
+    return np.array(scores)
+
+
+def test_pipeline_with_routing_gets_qid_in_predict(data):
+    X, y, qid = data
+    pipe = make_pipeline(QueryNormalizer(), Ridge())
+    with routing_on():
+        got = cross_val_score(
+            pipe,
+            X,
+            y,
+            cv=GroupKFold(5),
+            scoring=get_ranking_scorer("ndcg@10"),
+            params={"qid": qid, "groups": qid},
+        )
+    expected = _normalized_pipeline_fold_scores(X, y, qid, qid_in_predict=True)
+    np.testing.assert_allclose(got, expected)
+    unrouted = _normalized_pipeline_fold_scores(X, y, qid, qid_in_predict=False)
+    assert not np.allclose(expected, unrouted)
+
+
+def test_pipeline_without_routing_predicts_without_qid(data):
+    # Documented limitation: with routing off a Pipeline's predict(X, **params)
+    # cannot take qid, so QueryNormalizer sees the test rows as one query.
+    X, y, qid = data
+    train, test = next(GroupKFold(n_splits=5).split(X, y, groups=qid))
+    pipe = make_pipeline(QueryNormalizer(), Ridge())
+    pipe.fit(X[train], y[train], querynormalizer__qid=qid[train])
+    got = get_ranking_scorer("ndcg@10")(pipe, X[test], y[test], qid=qid[test])
+    expected = _normalized_pipeline_fold_scores(X, y, qid, qid_in_predict=False)[0]
+    assert got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("error_score", ["raise", np.nan])
+def test_routing_off_sklearn_cv_cannot_pass_qid(data, error_score):
+    # With routing off scikit-learn never gives the scorer qid. The scorer
+    # raises rather than returning a number; scikit-learn's default
+    # error_score=np.nan turns that into NaN scores with a warning. This is why
+    # skrank.model_selection.cross_validate_ranker and RankerSearchCV exist.
+    X, y, qid = data
+    scorer = get_ranking_scorer("ndcg@10")
+    if error_score == "raise":
+        with pytest.raises(ValueError, match="needs qid"):
+            cross_val_score(
+                Ridge(),
+                X,
+                y,
+                groups=qid,
+                cv=GroupKFold(5),
+                scoring=scorer,
+                error_score="raise",
+            )
+    else:
+        with pytest.warns(UserWarning, match="(?s)Scoring failed.*needs qid"):
+            got = cross_val_score(
+                Ridge(),
+                X,
+                y,
+                groups=qid,
+                cv=GroupKFold(5),
+                scoring=scorer,
+                error_score=error_score,
+            )
+        assert np.isnan(got).all()
+
+
+# ----------------------------------------------------------------------------
+# Pickling (joblib process backends send scorers to workers)
+@pytest.mark.parametrize(
+    "scorer",
+    [
+        get_ranking_scorer("ndcg@10"),
+        make_ranking_scorer("map", relevance_threshold=2),
+        make_ranking_scorer("ndcg", k=5, convention="letor", gain="linear"),
+        make_ranking_scorer(top1_hit_rate, k=1, bonus=0.25),
+    ],
+    ids=repr,
+)
+def test_scorer_pickle_round_trip(data, fitted, scorer):
+    X, y, qid = data
+    clone = pickle.loads(pickle.dumps(scorer))
+    assert repr(clone) == repr(scorer)
+    assert clone(fitted, X, y, qid=qid) == scorer(fitted, X, y, qid=qid)
+
+
+def test_pickle_keeps_score_request():
+    scorer = get_ranking_scorer("map").set_score_request(qid="query_id")
+    clone = pickle.loads(pickle.dumps(scorer))
+    with routing_on():
+        routing = get_routing_for_object(clone)
+        assert routing.consumes("score", ["qid", "query_id"]) == {"query_id"}
