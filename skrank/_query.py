@@ -393,25 +393,29 @@ class QueryLayout:
         by_query = _stable_argsort_codes(self.codes[by_score], self.n_queries)
         return by_score[by_query]
 
-    def sort_within(self, values):
-        """Finite values sorted in descending order inside each query.
+    def sorted_blocks(self, values):
+        """Each query's values in descending order, as padded blocks.
 
         Parameters
         ----------
         values : ndarray of shape (n_samples,)
             Finite values in row order.
 
-        Returns
-        -------
-        sorted_values : ndarray of shape (n_samples,)
-            Query ``i``'s values, largest first, at ``offsets[i]:offsets[i + 1]``.
+        Yields
+        ------
+        queries : ndarray of int
+            The query numbers of the block's rows.
+        block : ndarray of shape (len(queries), width)
+            Row ``j`` holds query ``queries[j]``'s values, largest first,
+            followed by ``-inf`` padding.
+        valid : ndarray of bool of the block's shape, or None
+            Mask of the real entries (None when there is no padding).
         """
         values = np.asarray(values, dtype=np.float64)
-        out = np.empty(self.n_samples)
-        for _, slots, rows, valid in self._blocks:
+        for starts, _, rows, valid in self._blocks:
             block = np.sort(self._block_values(values, rows, valid, -np.inf), axis=1)
-            self._scatter(out, slots, valid, block[:, ::-1])
-        return out
+            queries = np.searchsorted(self.starts, starts)
+            yield queries, block[:, ::-1], valid
 
     def check_disjoint(self, rows_a, rows_b):
         """True when no query has rows in both index sets ``rows_a`` and ``rows_b``."""

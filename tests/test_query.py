@@ -96,13 +96,20 @@ def test_rank_order_matches_lexsort(qid, rng, tiebreak, scores):
         np.testing.assert_array_equal(perm, np.lexsort(keys))
 
 
-def test_sort_within(qid, rng):
+def test_sorted_blocks(qid, rng):
     layout = QueryLayout(qid)
     values = rng.integers(0, 5, size=len(qid)) + rng.choice([0.0, 0.5], size=len(qid))
-    got = layout.sort_within(values)
-    for i, q in enumerate(layout.unique_qid):
-        a, b = layout.offsets[i], layout.offsets[i + 1]
-        np.testing.assert_array_equal(got[a:b], np.sort(values[qid == q])[::-1])
+    seen = []
+    for queries, block, valid in layout.sorted_blocks(values):
+        for row, i in enumerate(queries):
+            n = layout.sizes[i]
+            expected = np.sort(values[qid == layout.unique_qid[i]])[::-1]
+            np.testing.assert_array_equal(block[row, :n], expected)
+            assert np.all(block[row, n:] == -np.inf)
+            if valid is not None:
+                assert valid[row].sum() == n
+            seen.append(i)
+    assert sorted(seen) == list(range(layout.n_queries))
 
 
 def test_check_disjoint():

@@ -485,3 +485,23 @@ def test_pickle_keeps_score_request():
     with routing_on():
         routing = get_routing_for_object(clone)
         assert routing.consumes("score", ["qid", "query_id"]) == {"query_id"}
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"average": False}, TypeError, "does not take"),
+        ({"y_true": 1}, TypeError, "does not take"),
+        ({"qid": [0]}, TypeError, "does not take"),
+        ({"gain": "bogus"}, ValueError, "'gain' parameter"),
+        ({"no_relevant": np.nan}, ValueError, "no_relevant"),
+    ],
+)
+def test_make_ranking_scorer_validates_conventions_eagerly(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        make_ranking_scorer("ndcg", k=3, **kwargs)
+
+
+def test_zero_cutoff_with_leading_zeros_is_rejected_by_name():
+    with pytest.raises(ValueError, match="'ndcg@00'"):
+        get_ranking_scorer("ndcg@00")

@@ -275,8 +275,16 @@ def _short_mask(ranking, k):
 
 def _ideal_dcg(layout, y_true, disc_table, gain):
     """Per-query DCG of the ideal ordering (labels sorted decreasingly)."""
-    ideal = _gains(layout.sort_within(y_true), gain, allow_negative=True)
-    return layout.sum(ideal * disc_table[layout.positions])
+    # only ranks with a non-zero discount (at most k) matter
+    depth = int(np.flatnonzero(disc_table)[-1]) + 1
+    idcg = np.empty(layout.n_queries)
+    for queries, block, valid in layout.sorted_blocks(y_true):
+        width = min(depth, block.shape[1])
+        top = block[:, :width]
+        if valid is not None:
+            top = np.where(valid[:, :width], top, 0.0)
+        idcg[queries] = _gains(top, gain, allow_negative=True) @ disc_table[:width]
+    return idcg
 
 
 def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):

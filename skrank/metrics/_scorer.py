@@ -199,7 +199,10 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
     Raises
     ------
     ValueError
-        If the metric name is unknown or a convention is invalid for it.
+        If the metric name is unknown, ``k`` is not a positive integer, or a
+        convention has an invalid value.
+    TypeError
+        If a convention is not a parameter of the metric.
 
     See Also
     --------
@@ -225,11 +228,15 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
             )
         name, func = metric, _METRICS[metric]
         params = inspect.signature(func).parameters
-        unknown = sorted(set(conventions) - set(params))
+        allowed = sorted(
+            name for name in params
+            if name not in ("y_true", "y_score", "qid", "k", "average")
+        )
+        unknown = sorted(set(conventions) - set(allowed))
         if unknown:
             raise TypeError(
-                f"{func.__name__} does not take {unknown}; its keyword "
-                f"parameters are {sorted(p for p in params if p not in ('y_true', 'y_score', 'qid'))}."
+                f"make_ranking_scorer({metric!r}) does not take {unknown}; the "
+                f"conventions of {func.__name__} are {allowed}."
             )
     elif callable(metric):
         name, func = getattr(metric, "__name__", repr(metric)), metric
@@ -239,6 +246,9 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
         )
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ValueError(f"k must be a positive integer or None, got {k!r}.")
+    if isinstance(metric, str):
+        # validate the conventions now rather than at the first scoring
+        func([1.0], [0.0], qid=[0], k=k, **conventions)
     return RankingScorer(func, k, conventions, name)
 
 
@@ -261,6 +271,8 @@ def get_ranking_scorer(name):
     ------
     ValueError
         If the name is not understood.
+    TypeError
+        If ``name`` is neither a string nor a RankingScorer.
 
     Examples
     --------
@@ -273,7 +285,11 @@ def get_ranking_scorer(name):
     if not isinstance(name, str):
         raise TypeError(f"name must be a string such as 'ndcg@10', got {name!r}.")
     match = _NAME_PATTERN.match(name.strip().lower())
-    if match is None or match["metric"] not in _METRICS or match["k"] == "0":
+    if (
+        match is None
+        or match["metric"] not in _METRICS
+        or (match["k"] is not None and int(match["k"]) < 1)
+    ):
         raise ValueError(
             f"Unknown ranking scorer {name!r}; expected '<metric>' or "
             f"'<metric>@<k>' (k >= 1) with metric in {sorted(_METRICS)}, "

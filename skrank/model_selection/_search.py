@@ -168,7 +168,14 @@ class RankerSearchCV(GridSearchCV):
         cv = self.cv
         self.cv = splits
         try:
-            super().fit(X, y, qid=layout.qid, **params)
+            params = dict(params, qid=layout.qid)
+            if routing_enabled() and not self.get_metadata_routing().consumes(
+                "fit", ["qid"]
+            ):
+                # nothing requests qid (e.g. only pointwise scorers): routing
+                # would reject it
+                del params["qid"]
+            super().fit(X, y, **params)
         finally:
             self.cv = cv
         return self

@@ -83,11 +83,25 @@ def _fit_and_score_ranker(
         return result
     result["fit_time"] = time.perf_counter() - start
     start = time.perf_counter()
-    result["test_scores"] = _score_all(estimator, X_test, y_test, q_test, scorers)
-    result["score_time"] = time.perf_counter() - start
-    if return_train_score:
-        result["train_scores"] = _score_all(
-            estimator, X_train, y_train, q_train, scorers
+    try:
+        result["test_scores"] = _score_all(estimator, X_test, y_test, q_test, scorers)
+        result["score_time"] = time.perf_counter() - start
+        if return_train_score:
+            result["train_scores"] = _score_all(
+                estimator, X_train, y_train, q_train, scorers
+            )
+    except Exception as exc:
+        if error_score == "raise":
+            raise
+        result["score_time"] = time.perf_counter() - start
+        failed = {name: float(error_score) for name in scorers}
+        result["test_scores"] = failed
+        if return_train_score:
+            result["train_scores"] = dict(failed)
+        warnings.warn(
+            f"Scoring failed on split {split_index}; its scores are set to "
+            f"error_score={error_score!r}. Details: {type(exc).__name__}: {exc}",
+            UserWarning,
         )
     if verbose > 0:
         shown = ", ".join(f"{k}={v:.4f}" for k, v in result["test_scores"].items())
@@ -175,9 +189,10 @@ def cross_validate_ranker(
         Return the train and test indices of each fold.
 
     error_score : "raise" or float, default="raise"
-        What happens when ``fit`` fails: re-raise (default, so that a failure
-        is never hidden as NaN), or record this value with a
-        :class:`~sklearn.exceptions.FitFailedWarning`.
+        What happens when fitting or scoring a fold fails: re-raise (default,
+        so that a failure is never hidden as NaN), or record this value with
+        a :class:`~sklearn.exceptions.FitFailedWarning` (fit) or a
+        ``UserWarning`` (scoring), as scikit-learn does.
 
     Returns
     -------
@@ -209,13 +224,13 @@ def cross_validate_ranker(
         raise ValueError(
             f"error_score must be 'raise' or a number, got {error_score!r}."
         )
-    X, y = indexable(X, y)
     layout = check_layout(X, qid)
     if len(y) != layout.n_samples:
         raise ValueError(
             f"y must have one entry per row of X: {layout.n_samples} rows, got "
             f"{len(y)}."
         )
+    X, y = indexable(X, y)
     qid = layout.qid
     scorers = check_ranking_scoring(scoring)
     multimetric = isinstance(scorers, dict)
