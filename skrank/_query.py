@@ -105,6 +105,25 @@ def check_qid(qid, n_samples=None, *, name="qid"):
     return arr
 
 
+def _encode(qid):
+    """Sorted unique ids and the index of each row's id among them.
+
+    Integer ids spanning a range not much larger than the number of rows are
+    encoded with a lookup table in linear time; other ids go through
+    ``np.unique``.
+    """
+    if qid.dtype.kind in "iu":
+        lo, hi = int(qid.min()), int(qid.max())
+        if hi - lo <= 4 * qid.shape[0]:
+            offset = qid - lo
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[offset] = True
+            lookup = np.cumsum(present) - 1
+            return np.flatnonzero(present).astype(qid.dtype) + lo, lookup[offset]
+    unique, codes = np.unique(qid, return_inverse=True)
+    return unique, codes.reshape(-1)
+
+
 def _stable_argsort_codes(codes, n_codes):
     """Stable argsort of small non-negative integer codes (radix where possible)."""
     if n_codes <= np.iinfo(np.uint16).max:
@@ -152,14 +171,12 @@ class QueryLayout:
             np.not_equal(qid[1:], qid[:-1], out=new[1:])
             starts = np.flatnonzero(new)
             self.unique_qid = qid[starts]
-            sizes = np.diff(np.append(starts, n))
-            self.codes = np.repeat(np.arange(len(starts)), sizes)
             self.order = None
         else:
-            self.unique_qid, codes = np.unique(qid, return_inverse=True)
-            self.codes = codes.reshape(-1)
-            self.order = _stable_argsort_codes(self.codes, len(self.unique_qid))
-            sizes = np.bincount(self.codes, minlength=len(self.unique_qid))
+            self.unique_qid, codes = _encode(qid)
+            self.__dict__["codes"] = codes
+            self.order = _stable_argsort_codes(codes, len(self.unique_qid))
+            sizes = np.bincount(codes, minlength=len(self.unique_qid))
             starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         self.n_samples = n
         self.n_queries = len(self.unique_qid)
@@ -175,8 +192,15 @@ class QueryLayout:
         return self.offsets[:-1]
 
     @cached_property
+    def codes(self):
+        """Query number of each row, in row order."""
+        return self.to_rows(self.sorted_codes)
+
+    @cached_property
     def sorted_codes(self):
         """Query number of each row in sorted order, shape (n_samples,)."""
+        if self.order is None and "codes" in self.__dict__:
+            return self.codes
         return np.repeat(np.arange(self.n_queries), self.sizes)
 
     @cached_property
@@ -341,14 +365,17 @@ class QueryLayout:
         if self.n_queries == 1 or key.max() == np.inf:
             # padding sorts last only if no real key is +inf
             return self._rank_order_flat(key, tiebreak, secondary)
-        perm = np.empty(self.n_samples, dtype=np.intp)
-        for starts, slots, rows, valid in self._blocks:
+        blocks = self._blocks
+        perm = None if blocks[0][1] is None else np.empty(self.n_samples, np.intp)
+        for starts, slots, rows, valid in blocks:
             block = self._block_values(key, rows, valid, np.inf)
             order = np.argsort(block, axis=1)
             if not (secondary is None and tiebreak == "arbitrary"):
                 order = self._fix_ties(block, order, valid, rows, secondary)
             if self.order is None:  # row index = sorted position
                 order += starts[:, None]
+                if slots is None:  # the whole data in one block
+                    return order.ravel()
                 self._scatter(perm, slots, valid, order)
             else:
                 self._scatter(
