@@ -61,54 +61,44 @@ def _fit_and_score_ranker(
     fit_params = fit_params_for(
         estimator, q_train, _slice_params(params, train, len(qid))
     )
-    result = {}
-    start = time.perf_counter()
-    try:
-        estimator.fit(X_train, y_train, **fit_params)
-    except Exception as exc:
+    result = {"estimator": estimator, "score_time": 0.0}
+
+    def record_failure(stage, exc, category):
         if error_score == "raise":
-            raise
-        result["fit_time"] = time.perf_counter() - start
-        result["score_time"] = 0.0
+            raise exc
         failed = {name: float(error_score) for name in scorers}
         result["test_scores"] = failed
         if return_train_score:
             result["train_scores"] = dict(failed)
         warnings.warn(
-            f"Fitting failed on split {split_index}; its scores are set to "
+            f"{stage} failed on split {split_index}; its scores are set to "
             f"error_score={error_score!r}. Details: {type(exc).__name__}: {exc}",
-            FitFailedWarning,
+            category,
         )
-        result["estimator"] = estimator
+
+    start = time.perf_counter()
+    try:
+        estimator.fit(X_train, y_train, **fit_params)
+    except Exception as exc:
+        result["fit_time"] = time.perf_counter() - start
+        record_failure("Fitting", exc, FitFailedWarning)
         return result
     result["fit_time"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
         result["test_scores"] = _score_all(estimator, X_test, y_test, q_test, scorers)
-        result["score_time"] = time.perf_counter() - start
         if return_train_score:
             result["train_scores"] = _score_all(
                 estimator, X_train, y_train, q_train, scorers
             )
     except Exception as exc:
-        if error_score == "raise":
-            raise
-        result["score_time"] = time.perf_counter() - start
-        failed = {name: float(error_score) for name in scorers}
-        result["test_scores"] = failed
-        if return_train_score:
-            result["train_scores"] = dict(failed)
-        warnings.warn(
-            f"Scoring failed on split {split_index}; its scores are set to "
-            f"error_score={error_score!r}. Details: {type(exc).__name__}: {exc}",
-            UserWarning,
-        )
+        record_failure("Scoring", exc, UserWarning)
+    result["score_time"] = time.perf_counter() - start
     if verbose > 0:
         shown = ", ".join(f"{k}={v:.4f}" for k, v in result["test_scores"].items())
         print(
             f"[CV] split {split_index}: {shown}, fit {result['fit_time']:.2f}s"
         )
-    result["estimator"] = estimator
     return result
 
 
