@@ -449,3 +449,29 @@ def test_make_ranking_nonlinear_differs_from_linear():
 def test_make_ranking_rejects_bad_parameters(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         make_ranking(**kwargs)
+
+
+def test_load_letor_qid_equals_sklearn_parser(shared_data):
+    """skrank reads qid itself (linear time); it must equal sklearn's parse."""
+    from sklearn.datasets import load_svmlight_file
+
+    path = shared_data / "ohsumed" / "Fold1" / "train.txt.gz"
+    _, _, qid = load_letor(path)
+    _, _, expected = load_svmlight_file(str(path), query_id=True, n_features=45)
+    np.testing.assert_array_equal(qid, expected)
+
+
+def test_load_letor_qid_only_from_the_data_part(tmp_path):
+    path = tmp_path / "comment.txt"
+    path.write_text("1 qid:7 1:0.5 # qid:9\n0 1:0.5 # qid:3\n")
+    with pytest.raises(ValueError, match="qid on only 1 of its 2 data lines"):
+        load_letor(path)
+    path.write_text("1 qid:7 1:0.5 # qid:9\n0 qid:-2 1:0.5\n")
+    np.testing.assert_array_equal(load_letor(path)[2], [7, -2])
+
+
+def test_load_letor_non_integer_qid(tmp_path):
+    path = tmp_path / "strings.txt"
+    path.write_text("1 qid:7 1:0.5\n0 qid:7.5 1:0.5\n")
+    with pytest.raises(ValueError):
+        load_letor(path)
