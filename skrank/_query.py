@@ -95,9 +95,18 @@ def check_qid(qid, n_samples=None, *, name="qid"):
                 f"{name} must hold integer or string ids; got the non-integral "
                 f"value {float(bad)!r}."
             )
+        if np.abs(arr).max() > 2**53:
+            bad = arr[np.abs(arr) > 2**53][0]
+            raise ValueError(
+                f"{name} holds the float {float(bad)!r}, beyond 2**53 where "
+                "floats no longer represent integer ids exactly; pass integer "
+                "ids."
+            )
         arr = arr.astype(np.int64)
-    elif kind == "b":
+    elif kind == "b" or (kind == "i" and arr.dtype.itemsize < 8):
         arr = arr.astype(np.int64)
+    elif kind == "u" and arr.dtype.itemsize < 8:
+        arr = arr.astype(np.uint64)
     elif kind not in "iuUS":
         raise TypeError(
             f"{name} must hold integer or string ids, got dtype {arr.dtype}."
@@ -113,10 +122,11 @@ def _encode(qid):
     ``np.unique``.
     """
     if qid.dtype.kind in "iu":
-        lo, hi = int(qid.min()), int(qid.max())
-        if hi - lo <= 4 * qid.shape[0]:
-            offset = qid - lo
-            present = np.zeros(hi - lo + 1, dtype=bool)
+        # (64-bit ids: check_qid upcasts; qid >= lo so qid - lo cannot wrap)
+        lo, hi = qid.min(), qid.max()
+        if int(hi) - int(lo) <= 4 * qid.shape[0]:
+            offset = (qid - lo).astype(np.intp)
+            present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
             present[offset] = True
             lookup = np.cumsum(present) - 1
             return np.flatnonzero(present).astype(qid.dtype) + lo, lookup[offset]
@@ -199,8 +209,6 @@ class QueryLayout:
     @cached_property
     def sorted_codes(self):
         """Query number of each row in sorted order, shape (n_samples,)."""
-        if self.order is None and "codes" in self.__dict__:
-            return self.codes
         return np.repeat(np.arange(self.n_queries), self.sizes)
 
     @cached_property
@@ -266,7 +274,7 @@ class QueryLayout:
         block = np.full(
             (self.n_queries, self.max_size) + a_sorted.shape[1:],
             fill,
-            dtype=np.result_type(a_sorted.dtype, np.min_scalar_type(fill)),
+            dtype=np.result_type(a_sorted, fill),
         )
         mask = np.zeros((self.n_queries, self.max_size), dtype=bool)
         rows, cols = self.sorted_codes, self.positions
@@ -278,8 +286,6 @@ class QueryLayout:
         """Inverse of :meth:`pad`: the real rows of a block, in sorted order."""
         return np.asarray(block)[self.sorted_codes, self.positions]
 
-    # ------------------------------------------------------------------
-    # Ordering inside queries
     # ------------------------------------------------------------------
     # Sorting inside queries, in padded blocks
     @cached_property
@@ -444,8 +450,22 @@ class QueryLayout:
             queries = np.searchsorted(self.starts, starts)
             yield queries, block[:, ::-1], valid
 
+    def cumsum(self, a_sorted):
+        """Cumulative sum inside each query of an array in sorted order."""
+        total = np.cumsum(a_sorted, axis=0)
+        before = total[self.starts] - np.asarray(a_sorted)[self.starts]
+        return total - self.expand(before)
+
     def check_disjoint(self, rows_a, rows_b):
-        """True when no query has rows in both index sets ``rows_a`` and ``rows_b``."""
+        """True when no query has rows in both ``rows_a`` and ``rows_b``.
+
+        Each is an array of row indices or a boolean mask over the rows.
+        """
+
+        def indices(rows):
+            rows = np.asarray(rows)
+            return np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.intp)
+
         in_a = np.zeros(self.n_queries, dtype=bool)
-        in_a[self.codes[np.asarray(rows_a, dtype=np.intp)]] = True
-        return not in_a[self.codes[np.asarray(rows_b, dtype=np.intp)]].any()
+        in_a[self.codes[indices(rows_a)]] = True
+        return not in_a[self.codes[indices(rows_b)]].any()

@@ -392,3 +392,27 @@ def test_other_bad_inputs():
         ndcg_score([1, 0], ["a", "b"], qid=[0, 0])
     with pytest.raises(ValueError, match="overflows"):
         ndcg_score([2000, 0], [0.2, 0.1], qid=[0, 0])
+
+
+def test_dcg_no_relevant_means_no_positive_gain():
+    # the ideal DCG is negative, yet a relevant document (gain 3) exists
+    got = dcg_score([3.0, -5.0], [0.1, 0.3], qid=[0, 0], gain="linear")
+    assert got == pytest.approx(-5.0 + 3.0 / math.log2(3))
+    assert dcg_score([-1.0, 0.0], [0.1, 0.3], qid=[0, 0], gain="linear",
+                     no_relevant=7.0) == 7.0
+
+
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+def test_boolean_cutoff_rejected(func):
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        func([1, 0], [0.2, 0.1], qid=[0, 0], k=True)
+
+
+@pytest.mark.parametrize("func", [average_precision_score, precision_at_k, map_score])
+def test_relevance_threshold_must_be_finite(func):
+    with pytest.raises(ValueError, match="relevance_threshold must be a finite"):
+        func([1, 0], [0.2, 0.1], qid=[0, 0], relevance_threshold=np.nan)
+
+
+def test_numpy_integer_cutoff_accepted():
+    assert ndcg_score([1, 0], [0.2, 0.1], qid=[0, 0], k=np.int64(1)) == 1.0

@@ -461,8 +461,12 @@ def test_pipeline_with_routing_on(data):
         X_test = QueryNormalizer().fit_transform(X[test], qid=qid[test])
         expected.append(ndcg_score(y[test], ridge.predict(X_test), qid=qid[test], k=10))
     np.testing.assert_allclose(got["test_score"], expected)
-    without = cross_validate_ranker(pipe, X, y, qid=qid)
-    assert not np.allclose(got["test_score"], without["test_score"])
+    # With routing off qid cannot reach the normaliser: an error, not a
+    # silent one-query normalisation.
+    with pytest.raises(ValueError, match="steps that take qid \\(querynormalizer\\)"):
+        cross_validate_ranker(pipe, X, y, qid=qid)
+    with pytest.raises(ValueError, match="metadata routing off"):
+        RankerSearchCV(pipe, {"ridge__alpha": ALPHAS}).fit(X, y, qid=qid)
 
 
 # ----------------------------------------------------------------------------
@@ -731,3 +735,25 @@ def test_error_score_covers_scoring_failures(data):
             Ridge(), X, y, qid=qid, scoring=failing_scorer, error_score=-1.0
         )
     np.testing.assert_array_equal(result["test_score"], -1.0)
+
+
+def test_sklearn_scorer_objects_work_with_routing_off(data):
+    from sklearn.metrics import get_scorer, make_scorer, r2_score
+
+    X, y, qid = data
+    expected = cross_validate_ranker(Ridge(), X, y, qid=qid, scoring="r2")["test_score"]
+    for scorer in (get_scorer("r2"), make_scorer(r2_score)):
+        got = cross_validate_ranker(Ridge(), X, y, qid=qid, scoring=scorer)
+        np.testing.assert_allclose(got["test_score"], expected)
+    search = RankerSearchCV(
+        Ridge(), {"alpha": ALPHAS}, scoring={"r2": get_scorer("r2"), "ndcg": "ndcg@3"},
+        refit="ndcg",
+    ).fit(X, y, qid=qid)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_r2"]))
+
+
+def test_boolean_mask_splits_are_accepted(data):
+    X, y, qid = data
+    first = np.isin(qid, np.unique(qid)[:10])
+    result = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=[(~first, first)])
+    assert result["test_score"].shape == (1,)

@@ -142,3 +142,35 @@ def test_check_qid_length_and_accepted_types():
     np.testing.assert_array_equal(check_qid([3.0, 1.0]), [3, 1])
     assert check_qid(np.array(["a", "b"], dtype=object)).dtype.kind == "U"
     assert check_qid(np.array([4, 5], dtype=object)).dtype.kind == "i"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8, np.uint64])
+def test_small_and_unsigned_integer_qid_are_not_wrapped(dtype):
+    info = np.iinfo(dtype)
+    ids = np.array([info.min, info.min + 5, info.max - 7, info.max], dtype=dtype)
+    qid = np.repeat(ids, 3)[::-1].copy()
+    layout = QueryLayout(qid)
+    assert layout.n_queries == 4
+    assert layout.unique_qid.tolist() == sorted(ids.tolist())
+    np.testing.assert_array_equal(layout.sizes, [3, 3, 3, 3])
+
+
+def test_float_qid_beyond_exact_integers_rejected():
+    with pytest.raises(ValueError, match="beyond 2\\*\\*53"):
+        check_qid([1e19, 2e19])
+
+
+def test_cumsum_inside_queries(qid, rng):
+    layout = QueryLayout(qid)
+    values = rng.integers(0, 3, size=len(qid)).astype(float)
+    got = layout.cumsum(layout.to_sorted(values))
+    for i, q in enumerate(layout.unique_qid):
+        a, b = layout.offsets[i], layout.offsets[i + 1]
+        np.testing.assert_array_equal(got[a:b], np.cumsum(values[qid == q]))
+
+
+def test_check_disjoint_accepts_boolean_masks():
+    layout = QueryLayout([1, 1, 2, 2, 3])
+    train = np.array([True, True, False, False, False])
+    assert layout.check_disjoint(train, ~train)
+    assert not layout.check_disjoint(train, np.array([False, True, True, False, False]))

@@ -505,3 +505,9 @@ def test_make_ranking_scorer_validates_conventions_eagerly(kwargs, error, match)
 def test_zero_cutoff_with_leading_zeros_is_rejected_by_name():
     with pytest.raises(ValueError, match="'ndcg@00'"):
         get_ranking_scorer("ndcg@00")
+
+
+def test_make_ranking_scorer_accepts_numpy_k_and_skip_with_threshold():
+    scorer = make_ranking_scorer("map", k=np.int64(5), relevance_threshold=2,
+                                 no_relevant="skip")
+    assert scorer._k == 5

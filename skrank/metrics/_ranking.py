@@ -75,8 +75,9 @@ convention : {"skrank", "letor", "sklearn"}, default="skrank"
         NDCG/DCG, no label >= ``relevance_threshold`` for AP and precision):
         a number (0.0 in the ``"skrank"`` and ``"letor"`` conventions;
         LightGBM uses 1.0), or ``"skip"`` to leave such queries out of the
-        mean (they are NaN in the per-query array). None takes the
-        convention's value.
+        mean (they are NaN in the per-query array: the one place a NaN is
+        returned, marking "undefined"). It takes precedence over
+        ``short_queries="zero"``. None takes the convention's value.
 
     short_queries : {"truncate", "zero", "pad"}, default=None
         Queries with fewer than ``k`` documents. ``"truncate"``: evaluate at
@@ -128,11 +129,26 @@ def _resolve(convention, **given):
     resolved = dict(CONVENTIONS[convention])
     resolved.update({key: value for key, value in given.items() if value is not None})
     no_relevant = resolved["no_relevant"]
-    if not isinstance(no_relevant, str) and not np.isfinite(no_relevant):
+    if isinstance(no_relevant, bool) or (
+        not isinstance(no_relevant, str) and not np.isfinite(no_relevant)
+    ):
         raise ValueError(
             f"no_relevant must be a finite number or 'skip', got {no_relevant!r}."
         )
     return resolved
+
+
+def _check_scalars(k, relevance_threshold=1.0):
+    """Checks that validate_params leaves open (bool passes as an integer)."""
+    if isinstance(k, (bool, np.bool_)):
+        raise ValueError(f"k must be a positive integer or None, got {k!r}.")
+    if isinstance(relevance_threshold, (bool, np.bool_)) or not np.isfinite(
+        relevance_threshold
+    ):
+        raise ValueError(
+            "relevance_threshold must be a finite number, got "
+            f"{relevance_threshold!r}."
+        )
 
 
 def _as_1d_float(values, name):
@@ -163,7 +179,11 @@ class _Ranking:
                 f"{y_true.shape[0]} and {y_score.shape[0]}."
             )
         if not np.all(np.isfinite(y_true)):
-            raise ValueError("y_true contains NaN or infinity.")
+            raise ValueError(
+                f"y_true contains NaN or infinity "
+                f"({int((~np.isfinite(y_true)).sum())} of {y_true.shape[0]} "
+                "values); labels must be finite."
+            )
         if np.isnan(y_score).any():
             raise ValueError(
                 f"y_score contains NaN ({int(np.isnan(y_score).sum())} of "
@@ -274,17 +294,23 @@ def _short_mask(ranking, k):
 
 
 def _ideal_dcg(layout, y_true, disc_table, gain):
-    """Per-query DCG of the ideal ordering (labels sorted decreasingly)."""
+    """Per-query DCG of the ideal ordering (labels sorted decreasingly).
+
+    Returns the ideal DCG and the largest gain of each query.
+    """
     # only ranks with a non-zero discount (at most k) matter
     depth = int(np.flatnonzero(disc_table)[-1]) + 1
     idcg = np.empty(layout.n_queries)
+    best = np.empty(layout.n_queries)
     for queries, block, valid in layout.sorted_blocks(y_true):
         width = min(depth, block.shape[1])
         top = block[:, :width]
         if valid is not None:
             top = np.where(valid[:, :width], top, 0.0)
-        idcg[queries] = _gains(top, gain, allow_negative=True) @ disc_table[:width]
-    return idcg
+        top_gains = _gains(top, gain, allow_negative=True)
+        idcg[queries] = top_gains @ disc_table[:width]
+        best[queries] = top_gains[:, 0]
+    return idcg, best
 
 
 def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
@@ -294,8 +320,9 @@ def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
     max_size = ranking.layout.max_size
     disc_table = _discounts(max_size, conv["discount"]) * _cutoff_weights(max_size, k)
     dcg = ranking.layout.sum(ranking.expected(gains) * ranking.at_rank(disc_table))
-    idcg = _ideal_dcg(ranking.layout, ranking.y_true, disc_table, conv["gain"])
-    return ranking, dcg, idcg
+    idcg, best_gain = _ideal_dcg(ranking.layout, ranking.y_true, disc_table, conv["gain"])
+    # a query has a relevant document when some document has a positive gain
+    return ranking, dcg, idcg, best_gain <= 0
 
 
 def _doc(func):
@@ -392,6 +419,7 @@ def ndcg_score(
     >>> ndcg_score(y_true, y_score, qid=qid, average=False).round(4)
     array([0.9639, 1.    ])
     """
+    _check_scalars(k)
     conv = _resolve(
         convention,
         gain=gain,
@@ -400,8 +428,9 @@ def ndcg_score(
         no_relevant=no_relevant,
         short_queries=short_queries,
     )
-    ranking, dcg, idcg = _dcg_parts(y_true, y_score, qid, k, conv, normalize=True)
-    no_rel = idcg <= 0
+    ranking, dcg, idcg, no_rel = _dcg_parts(
+        y_true, y_score, qid, k, conv, normalize=True
+    )
     per_query = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~no_rel)
     return _finish(
         per_query, no_rel, _short_mask(ranking, k), conv, average, "ndcg_score"
@@ -469,6 +498,7 @@ def dcg_score(
     >>> dcg_score([3, 0, 1], [0.3, 0.2, 0.1], qid=[0, 0, 0], gain="linear")
     3.5
     """
+    _check_scalars(k)
     conv = _resolve(
         convention,
         gain=gain,
@@ -477,9 +507,9 @@ def dcg_score(
         no_relevant=no_relevant,
         short_queries=short_queries,
     )
-    ranking, dcg, idcg = _dcg_parts(y_true, y_score, qid, k, conv, normalize=False)
+    ranking, dcg, _, no_rel = _dcg_parts(y_true, y_score, qid, k, conv, normalize=False)
     return _finish(
-        dcg, idcg <= 0, _short_mask(ranking, k), conv, average, "dcg_score"
+        dcg, no_rel, _short_mask(ranking, k), conv, average, "dcg_score"
     )
 
 
@@ -550,6 +580,7 @@ def precision_at_k(
     >>> precision_at_k([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 0, 0], k=2)
     0.5
     """
+    _check_scalars(k, relevance_threshold)
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
@@ -655,6 +686,7 @@ def average_precision_score(
     >>> average_precision_score([1, 0, 1], [0.9, 0.8, 0.7], qid=[0, 0, 0])
     0.8333333333333333
     """
+    _check_scalars(k, relevance_threshold)
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
@@ -662,8 +694,7 @@ def average_precision_score(
     layout = ranking.layout
     rank = ranking.position + 1.0
     # relevant documents strictly before each rank, inside its query
-    cum = np.cumsum(rel)
-    before = cum - rel - np.repeat(cum[layout.starts] - rel[layout.starts], layout.sizes)
+    before = layout.cumsum(rel) - rel
     if ranking.groups is None:
         contrib = rel * (before + 1.0) / rank
     else:

@@ -1,7 +1,10 @@
 """Scorers for ranking metrics, usable as ``scoring=`` anywhere in scikit-learn."""
 
 import inspect
+import numbers
 import re
+
+import numpy as np
 
 from ..utils._sklearn_compat import (
     get_routing_for_object,
@@ -244,11 +247,13 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
         raise TypeError(
             f"metric must be a metric name or a callable, got {metric!r}."
         )
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+    if k is not None and (
+        isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1
+    ):
         raise ValueError(f"k must be a positive integer or None, got {k!r}.")
     if isinstance(metric, str):
         # validate the conventions now rather than at the first scoring
-        func([1.0], [0.0], qid=[0], k=k, **conventions)
+        func([1.0], [0.0], qid=[0], k=k, average=False, **conventions)
     return RankingScorer(func, k, conventions, name)
 
 

@@ -8,7 +8,7 @@ from sklearn.model_selection import GroupKFold, check_cv
 
 from .._query import QueryLayout
 from ..metrics._scorer import RankingScorer, _accepts_qid, get_ranking_scorer
-from ..utils._sklearn_compat import make_metadata_request
+from ..utils._sklearn_compat import make_metadata_request, routing_enabled
 
 __all__ = ["check_ranking_scoring", "query_splits"]
 
@@ -53,9 +53,10 @@ def query_splits(cv, X, y, layout):
     for i, (train, test) in enumerate(splits):
         if not layout.check_disjoint(train, test):
             raise ValueError(
-                f"Split {i} of cv={cv!r} puts rows of the same query in both "
-                "the training and the test set; use a group-aware splitter "
-                "such as GroupKFold (it receives groups=qid)."
+                f"Split {i} of the cv given ({type(cv).__name__}) puts rows of "
+                "the same query in both the training and the test set; use a "
+                "group-aware splitter such as GroupKFold (it receives "
+                "groups=qid)."
             )
     return splits
 
@@ -100,8 +101,10 @@ def _one_scorer(scoring, name="scoring"):
             params = inspect.signature(scoring).parameters
         except (TypeError, ValueError):
             params = {}
-        if "qid" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        if "qid" in params:
             return scoring
+        # e.g. sklearn.metrics.make_scorer(...): its **kwargs refuse qid
+        # unless metadata routing is on
         return _PointwiseScorer(scoring, getattr(scoring, "__name__", repr(scoring)))
     raise TypeError(
         f"{name} must be a scorer name, a callable or a list/dict of them, "
@@ -157,9 +160,39 @@ def check_layout(X, qid):
     return QueryLayout(qid, n_samples=n_samples)
 
 
+def _nested_qid_consumers(estimator):
+    """Names of the sub-estimators whose fit, transform or predict takes qid."""
+    if not hasattr(estimator, "get_params"):
+        return []
+    names = []
+    for name, value in estimator.get_params(deep=True).items():
+        if hasattr(value, "get_params") and any(
+            _accepts_qid(value, method) for method in ("fit", "transform", "predict")
+        ):
+            names.append(name)
+    return names
+
+
 def fit_params_for(estimator, qid, params):
-    """Fit parameters: ``params`` plus ``qid`` when ``estimator.fit`` takes it."""
+    """Fit parameters: ``params`` plus ``qid`` when ``estimator.fit`` takes it.
+
+    Raises
+    ------
+    ValueError
+        If ``estimator`` is a meta-estimator (e.g. a Pipeline) with steps
+        that take ``qid`` while metadata routing is off: ``qid`` cannot reach
+        them, and they would silently treat all rows as one query.
+    """
     params = dict(params or {})
     if _accepts_qid(estimator, "fit"):
         params["qid"] = qid
+    elif not routing_enabled():
+        consumers = _nested_qid_consumers(estimator)
+        if consumers:
+            raise ValueError(
+                f"{type(estimator).__name__} has steps that take qid "
+                f"({', '.join(consumers)}), but with scikit-learn's metadata "
+                "routing off it cannot pass qid to them. Enable it with "
+                "sklearn.set_config(enable_metadata_routing=True)."
+            )
     return params

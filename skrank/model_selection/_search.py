@@ -72,9 +72,15 @@ class RankerSearchCV(GridSearchCV):
     Notes
     -----
     With scikit-learn's metadata routing on, ``fit(X, y, qid=qid)`` uses the
-    routing instead: ``qid`` reaches the estimator's ``fit`` only if it
-    requests it (``set_fit_request(qid=True)``); the ranking scorers request
-    it by default.
+    routing instead: the ranking scorers request ``qid`` by default, and an
+    estimator whose ``fit`` takes ``qid`` must say whether it wants it
+    (``set_fit_request(qid=True)``), or scikit-learn raises
+    ``UnsetMetadataPassedError``.
+
+    The search is built on scikit-learn's ``GridSearchCV`` through two of
+    its overridable hooks, ``_get_scorers`` and
+    ``_get_routed_params_for_fit`` (present from scikit-learn 1.4 to at least
+    1.9, and exercised by the tests).
 
     Examples
     --------
@@ -217,10 +223,8 @@ class RankerSearchCV(GridSearchCV):
         """
         check_is_fitted(self, "best_estimator_")
         scorer = self.scorer_
-        if isinstance(scorer, dict):
+        if isinstance(scorer, dict):  # multi-metric: scikit-learn keeps a dict
             scorer = scorer[self.refit]
-        elif not isinstance(scorer, RankingScorer) and hasattr(scorer, "_scorers"):
-            scorer = scorer._scorers[self.refit]
         if isinstance(scorer, RankingScorer):
             y_score = _predict_scores(self.best_estimator_, X, qid)
             return scorer.score_predictions(y, y_score, qid=qid)
