@@ -184,7 +184,7 @@ class QueryLayout:
             self.order = None
         else:
             self.unique_qid, codes = _encode(qid)
-            self.__dict__["codes"] = codes
+            self.__dict__["codes"] = codes  # seeds the cached property
             self.order = _stable_argsort_codes(codes, len(self.unique_qid))
             sizes = np.bincount(codes, minlength=len(self.unique_qid))
             starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -449,6 +449,29 @@ class QueryLayout:
             block = np.sort(self._block_values(values, rows, valid, -np.inf), axis=1)
             queries = np.searchsorted(self.starts, starts)
             yield queries, block[:, ::-1], valid
+
+    def runs(self, values_sorted):
+        """Runs of equal consecutive values inside each query.
+
+        Parameters
+        ----------
+        values_sorted : ndarray of shape (n_samples,)
+            Values in sorted (or ranked) layout.
+
+        Returns
+        -------
+        runs : tuple of (starts, sizes) or None
+            Start and length of every run (a run never crosses a query
+            boundary); None when every run has length one.
+        """
+        new = np.empty(self.n_samples, dtype=bool)
+        new[0] = True
+        np.not_equal(values_sorted[1:], values_sorted[:-1], out=new[1:])
+        new[self.starts] = True
+        if new.all():
+            return None
+        starts = np.flatnonzero(new)
+        return starts, np.diff(np.append(starts, self.n_samples))
 
     def cumsum(self, a_sorted):
         """Cumulative sum inside each query of an array in sorted order."""

@@ -174,3 +174,11 @@ def test_check_disjoint_accepts_boolean_masks():
     train = np.array([True, True, False, False, False])
     assert layout.check_disjoint(train, ~train)
     assert not layout.check_disjoint(train, np.array([False, True, True, False, False]))
+
+
+def test_runs_do_not_cross_queries():
+    layout = QueryLayout([1, 1, 1, 2, 2, 3])
+    starts, sizes = layout.runs(np.array([5.0, 5.0, 4.0, 4.0, 4.0, 4.0]))
+    np.testing.assert_array_equal(starts, [0, 2, 3, 5])
+    np.testing.assert_array_equal(sizes, [2, 1, 2, 1])
+    assert layout.runs(np.array([3.0, 2.0, 1.0, 4.0, 3.0, 3.0])) is None

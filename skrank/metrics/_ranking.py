@@ -200,16 +200,8 @@ class _Ranking:
         self.y_true = y_true  # row order, for the ideal ordering
         self.labels = y_true[perm]
         self.position = layout.positions  # 0-based rank inside the query
-        self.groups = None
-        if ties == "average":
-            scores = y_score[perm]
-            new = np.empty(scores.shape[0], dtype=bool)
-            new[0] = True
-            np.not_equal(scores[1:], scores[:-1], out=new[1:])
-            new[layout.starts] = True
-            if not new.all():
-                starts = np.flatnonzero(new)
-                self.groups = (starts, np.diff(np.append(starts, scores.shape[0])))
+        # runs of tied scores (only "average" treats them as groups)
+        self.groups = layout.runs(y_score[perm]) if ties == "average" else None
 
     def expected(self, values):
         """Expected value at each rank under random tie-breaking."""
