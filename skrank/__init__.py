@@ -12,9 +12,13 @@ datasets
     ranking data.
 preprocessing
     Per-query feature normalisation.
+losses
+    Listwise losses (value and gradient with respect to the scores).
+neural
+    The neural listwise rankers (:class:`ListNetRanker`).
 """
 
-from . import datasets, metrics, model_selection, preprocessing
+from . import datasets, losses, metrics, model_selection, neural, preprocessing
 from .datasets import load_letor, load_letor_fold, load_rank_sample, make_ranking
 from .metrics import (
     average_precision_score,
@@ -26,11 +30,13 @@ from .metrics import (
     precision_at_k,
 )
 from .model_selection import RankerSearchCV, cross_validate_ranker
+from .neural import ListNetRanker
 from .preprocessing import QueryNormalizer
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ListNetRanker",
     "QueryNormalizer",
     "RankerSearchCV",
     "__version__",
@@ -42,12 +48,14 @@ __all__ = [
     "load_letor",
     "load_letor_fold",
     "load_rank_sample",
+    "losses",
     "make_ranking",
     "make_ranking_scorer",
     "map_score",
     "metrics",
     "model_selection",
     "ndcg_score",
+    "neural",
     "precision_at_k",
     "preprocessing",
 ]

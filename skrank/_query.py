@@ -236,6 +236,43 @@ class QueryLayout:
         """Repeat a per-query array (first axis) over each query's sorted rows."""
         return np.repeat(np.asarray(per_query), self.sizes, axis=0)
 
+    def select(self, queries):
+        """The rows of some queries, grouped, and their layout.
+
+        Parameters
+        ----------
+        queries : array-like of int
+            Distinct query numbers (indices into ``unique_qid``), in any order.
+
+        Returns
+        -------
+        positions : ndarray of shape (n_selected_rows,)
+            Sorted-order positions of the selected rows, query by query in
+            increasing query number (within a query, in sorted order).
+        layout : QueryLayout
+            Layout of those rows taken in that order (already grouped, so its
+            ``order`` is None); its ids are the selected ``unique_qid``.
+        """
+        queries = np.asarray(queries)
+        if queries.ndim != 1 or queries.size == 0 or queries.dtype.kind not in "iu":
+            raise ValueError(
+                f"queries must be a non-empty 1-D array of query numbers; got {queries!r}."
+            )
+        queries = np.sort(queries)
+        if queries[0] < 0 or queries[-1] >= self.n_queries or np.any(
+            queries[1:] == queries[:-1]
+        ):
+            raise ValueError(
+                f"queries must be distinct query numbers in [0, {self.n_queries}); "
+                f"got {queries!r}."
+            )
+        sizes = self.sizes[queries]
+        new_starts = np.cumsum(sizes) - sizes
+        positions = np.arange(int(sizes.sum())) + np.repeat(
+            self.offsets[queries] - new_starts, sizes
+        )
+        return positions, QueryLayout(np.repeat(self.unique_qid[queries], sizes))
+
     # ------------------------------------------------------------------
     # Per-query reductions of arrays in sorted order
     def reduce(self, ufunc, a_sorted):

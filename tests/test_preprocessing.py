@@ -13,29 +13,10 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import Pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skrank.preprocessing import QueryNormalizer
 
 METHODS = ["minmax", "zscore"]
-
-
-def _expected_failed_checks(estimator):
-    return {
-        "check_methods_subset_invariance": (
-            "By design the statistics are computed per query on the data being "
-            "transformed, so transforming a subset of the rows of a query (with "
-            "qid=None, of all rows) gives different values."
-        ),
-    }
-
-
-@parametrize_with_checks(
-    [QueryNormalizer(), QueryNormalizer(method="zscore")],
-    expected_failed_checks=_expected_failed_checks,
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _loop_normalize(X, qid, method):

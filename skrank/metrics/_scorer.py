@@ -172,6 +172,11 @@ class RankingScorer:
         # Queried by scikit-learn's search classes when sample_weight is given.
         return False
 
+    @property
+    def name(self):
+        """Short name such as ``"ndcg@10"`` (conventions not included)."""
+        return self._name if self._k is None else f"{self._name}@{self._k}"
+
     def __repr__(self):
         args = [repr(self._name)]
         if self._k is not None:

@@ -1,0 +1,170 @@
+"""``python -m skrank compare``: grouped comparison of the rankers.
+
+Every ranker of the package registers itself in :data:`RANKERS` with a
+factory and a small hyperparameter grid (used by the LETOR protocol); a
+pointwise Ridge regression is the baseline.
+"""
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import ParameterGrid
+
+from .datasets import load_letor_fold, load_rank_sample
+from .metrics import map_score, ndcg_score
+from .model_selection import cross_validate_ranker
+from .neural import ListNetRanker
+
+CUTOFFS = (1, 3, 5, 10)
+COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
+
+
+@dataclass
+class RankerEntry:
+    """How ``compare`` builds a ranker: a factory and a small grid for the LETOR protocol."""
+
+    make: callable
+    grid: dict = field(default_factory=dict)
+    takes_qid: bool = True
+
+
+#: The rankers ``compare`` knows, in table order; later rankers add themselves here.
+RANKERS = {
+    "Ridge": RankerEntry(
+        lambda **p: Ridge(**p), {"alpha": [0.1, 1.0, 10.0, 100.0]}, takes_qid=False
+    ),
+    "ListNet": RankerEntry(
+        lambda **p: ListNetRanker(random_state=0, **p),
+        {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-2]},
+    ),
+}
+
+
+def _metrics(y, scores, qid, convention):
+    """Test metrics of one model, in ``COLUMNS`` order."""
+    values = [ndcg_score(y, scores, qid=qid, k=k, convention=convention) for k in CUTOFFS]
+    return values + [map_score(y, scores, qid=qid, convention=convention)]
+
+
+def _fit(entry, params, X, y, qid):
+    est = entry.make(**params)
+    start = time.perf_counter()
+    if entry.takes_qid:
+        est.fit(X, y, qid=qid)
+    else:
+        est.fit(X, y)
+    return est, time.perf_counter() - start
+
+
+def run_cv(names, X, y, qid, *, cv, n_jobs, log):
+    """Grouped cross-validation of each ranker with its default parameters."""
+    scoring = [f"ndcg@{k}" for k in CUTOFFS] + ["map"]
+    results = {}
+    for name in names:
+        log(f"[{name}] {cv}-fold grouped cross-validation ...")
+        entry = RANKERS[name]
+        out = cross_validate_ranker(
+            entry.make(), X, y, qid=qid, cv=cv, scoring=scoring, n_jobs=n_jobs
+        )
+        table = np.column_stack([out[f"test_{s}"] for s in scoring])
+        results[name] = (table, out["fit_time"])
+        log(f"[{name}] done: NDCG@10 {table[:, 3].mean():.4f}, fit {out['fit_time'].mean():.2f} s/fold")
+    return results
+
+
+def run_letor(names, folds, *, log):
+    """The LETOR protocol: fit on train, choose on vali, report test (LETOR convention)."""
+    results = {name: ([], []) for name in names}
+    for fold_dir in folds:
+        data = load_letor_fold(fold_dir.parent, fold_dir.name)
+        (X, y, qid), vali, test = data.train, data.vali, data.test
+        for name in names:
+            entry = RANKERS[name]
+            best, best_vali, seconds = None, -np.inf, []
+            for params in ParameterGrid(entry.grid):
+                est, dt = _fit(entry, params, X, y, qid)
+                seconds.append(dt)
+                score = ndcg_score(vali[1], est.predict(vali[0]), qid=vali[2], k=10,
+                                   convention="letor")
+                if score > best_vali:
+                    best, best_vali, chosen = est, score, params
+            row = _metrics(test[1], best.predict(test[0]), test[2], "letor")
+            results[name][0].append(row)
+            results[name][1].append(np.mean(seconds))
+            log(f"[{fold_dir.name}] {name}: chose {chosen} on vali; test NDCG@10 {row[3]:.4f}")
+    return {name: (np.array(rows), np.array(times)) for name, (rows, times) in results.items()}
+
+
+def format_table(results, title):
+    """The comparison table: mean ± std per metric, and mean fit seconds."""
+    width = max(len(name) for name in results) + 2
+    lines = [title, "ranker".ljust(width) + "".join(c.rjust(17) for c in COLUMNS) + "fit s".rjust(9)]
+    for name, (table, times) in results.items():
+        cells = "".join(
+            f"{m:.4f} ± {s:.4f}".rjust(17) for m, s in zip(table.mean(axis=0), table.std(axis=0))
+        )
+        lines.append(name.ljust(width) + cells + f"{np.mean(times):9.2f}")
+    return "\n".join(lines)
+
+
+def _letor_folds(path):
+    """Fold folders under ``path`` (a fold folder itself, or a data set with Fold1..Fold5)."""
+    if (path / "train.txt").exists() or (path / "train.txt.gz").exists():
+        return [path]
+    folds = sorted(p for p in path.glob("Fold*") if p.is_dir())
+    if not folds:
+        raise SystemExit(
+            f"--data {path}: expected a LETOR fold folder (train/vali/test files) "
+            "or a folder holding Fold1..Fold5."
+        )
+    return folds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m skrank",
+        description="Listwise learning to rank for scikit-learn.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    compare = sub.add_parser(
+        "compare",
+        help="compare the rankers (grouped CV, or the LETOR protocol with --data)",
+        description=(
+            "Without --data: grouped K-fold cross-validation of every ranker with "
+            "default parameters on the bundled LightGBM sample (skrank's metric "
+            "convention). With --data: the LETOR protocol on each fold (train on "
+            "train, choose the grid point with the best vali NDCG@10, report test "
+            "with the LETOR convention); mean ± std over folds."
+        ),
+    )
+    compare.add_argument("--data", type=Path, help="LETOR fold folder, or a folder of Fold1..Fold5")
+    compare.add_argument("--cv", type=int, default=5, help="number of grouped folds (default 5)")
+    compare.add_argument(
+        "--rankers", nargs="+", choices=list(RANKERS), default=list(RANKERS),
+        help="rankers to compare (default: all)",
+    )
+    compare.add_argument("--n-jobs", type=int, default=None, help="joblib workers for the CV folds")
+    args = parser.parse_args(argv)
+    if args.cv < 2:
+        parser.error(f"--cv must be at least 2; got {args.cv}")
+
+    def log(message):
+        print(message, file=sys.stderr, flush=True)
+
+    if args.data is None:
+        X, y, qid = load_rank_sample(subset="all")
+        log(f"LightGBM lambdarank sample: {X.shape[0]} rows, {np.unique(qid).size} queries")
+        results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs, log=log)
+        title = f"{args.cv}-fold grouped CV on the bundled sample: mean ± std over folds"
+    else:
+        folds = _letor_folds(args.data)
+        results = run_letor(args.rankers, folds, log=log)
+        title = (f"LETOR protocol on {len(folds)} fold(s) of {args.data}, LETOR convention: "
+                 "test mean ± std over folds")
+    print(format_table(results, title))
+    return 0

@@ -1,0 +1,15 @@
+"""Listwise losses: pure functions of labels, scores and the query layout.
+
+Every loss follows the protocol of :class:`ListwiseLoss`:
+``state = loss.prepare(y, layout, random_state=...)`` once per fit, then
+``loss.value_and_grad(scores, state, queries=None)`` as often as the
+optimizer needs. :data:`LOSSES` maps each loss's name to its class.
+"""
+
+from ._base import ListwiseLoss, LossState
+from ._listnet import ListNetLoss
+
+#: Registry of the listwise losses, name -> class.
+LOSSES = {cls.name: cls for cls in (ListNetLoss,)}
+
+__all__ = ["LOSSES", "ListNetLoss", "ListwiseLoss", "LossState"]

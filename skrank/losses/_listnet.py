@@ -1,0 +1,46 @@
+"""ListNet's top-one cross-entropy loss (Cao et al., ICML 2007)."""
+
+from ._base import ListwiseLoss, LossState, segment_log_softmax
+
+
+class ListNetLoss(ListwiseLoss):
+    r"""Cross entropy between top-one probabilities of labels and scores.
+
+    Notes
+    -----
+    With :math:`\phi = \exp` the top-one probability of document :math:`j`
+    under scores :math:`s` is :math:`P_s(j) = \exp(s_j) / \sum_k \exp(s_k)`
+    (§4.2); the target distribution comes from the relevance labels in the
+    same way, :math:`P_y(j) = \exp(y_j) / \sum_k \exp(y_k)` (§5). The loss of
+    a query is the cross entropy (eq. 2)
+
+    .. math:: L(y, s) = -\sum_j P_y(j) \log P_s(j),
+
+    whose gradient is :math:`\partial L / \partial s_j = P_s(j) - P_y(j)`
+    (eq. 3). Both softmaxes use a per-query log-sum-exp, so any finite
+    scores give a finite loss. A single-document query has loss 0; a query
+    whose labels are all equal has a uniform target and pulls its scores
+    together (the paper sums over all queries, so such queries are kept).
+    The loss is shift-invariant per query, so a scoring function needs no
+    output bias.
+
+    References
+    ----------
+    .. [1] Z. Cao, T. Qin, T.-Y. Liu, M.-F. Tsai and H. Li, "Learning to
+       rank: from pairwise approach to listwise approach", ICML 2007.
+    """
+
+    name = "listnet"
+
+    def _prepare(self, y_sorted, layout, random_state):
+        _, target = segment_log_softmax(y_sorted, layout)
+        return LossState(layout, per_row={"target": target})
+
+    def _value_and_grad(self, s_sorted, state):
+        layout = state.layout
+        target = state.per_row["target"]
+        lse, prob = segment_log_softmax(s_sorted, layout)
+        # -sum_j P_y(j) (s_j - lse) = lse - sum_j P_y(j) s_j, as sum_j P_y(j) = 1.
+        per_query = lse - layout.sum(target * s_sorted)
+        prob -= target
+        return per_query, prob

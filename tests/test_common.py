@@ -1,0 +1,42 @@
+"""scikit-learn's estimator checks over every skrank estimator."""
+
+import pytest
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+
+from skrank import ListNetRanker, QueryNormalizer
+
+
+def _fast(ranker_class, **params):
+    """A ranker with settings that keep each check under a fraction of a second."""
+    return ranker_class(early_stopping=False, max_iter=20, n_iter_no_change=3, random_state=0, **params)
+
+
+RANKERS = [
+    _fast(ListNetRanker),
+    _fast(ListNetRanker, hidden_layer_sizes=(3,), solver="lbfgs"),
+]
+ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]
+
+
+def _expected_failed_checks(estimator):
+    if isinstance(estimator, QueryNormalizer):
+        return {
+            "check_methods_subset_invariance": (
+                "By design the statistics are computed per query on the data being "
+                "transformed, so transforming a subset of the rows of a query (with "
+                "qid=None, of all rows) gives different values."
+            ),
+        }
+    return {}
+
+
+# The fast settings stop at max_iter on purpose.
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_param_validation(estimator):
+    check_param_validation(type(estimator).__name__, estimator)

@@ -1,0 +1,83 @@
+"""The main job, ``python -m skrank compare``."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+
+from skrank import ListNetRanker, load_letor_fold, load_rank_sample, map_score, ndcg_score
+from skrank._compare import RANKERS, main
+from skrank.model_selection import cross_validate_ranker
+
+
+def _table(out):
+    """Rows of the printed table: name -> list of (mean, std) and fit seconds."""
+    rows = {}
+    for line in out.strip().splitlines()[2:]:
+        name, *cells = line.split()
+        numbers = [float(c) for c in cells if c != "±"]
+        rows[name] = (list(zip(numbers[0:-1:2], numbers[1:-1:2])), numbers[-1])
+    return rows
+
+
+def test_compare_cv_on_bundled_sample(capsys):
+    assert main(["compare", "--cv", "3"]) == 0
+    captured = capsys.readouterr()
+    rows = _table(captured.out)
+    assert list(rows) == list(RANKERS)
+    assert "[ListNet] 3-fold grouped cross-validation" in captured.err
+    X, y, qid = load_rank_sample(subset="all")
+    expected = cross_validate_ranker(
+        ListNetRanker(random_state=0), X, y, qid=qid, cv=3, scoring=["ndcg@10", "map"]
+    )
+    (ndcg10, map_) = rows["ListNet"][0][3], rows["ListNet"][0][4]
+    assert ndcg10[0] == pytest.approx(expected["test_ndcg@10"].mean(), abs=5e-5)
+    assert ndcg10[1] == pytest.approx(expected["test_ndcg@10"].std(), abs=5e-5)
+    assert map_[0] == pytest.approx(expected["test_map"].mean(), abs=5e-5)
+
+
+def test_compare_letor_protocol_on_one_fold(shared_data, capsys):
+    fold = shared_data / "ohsumed" / "Fold1"
+    assert main(["compare", "--data", str(fold), "--rankers", "Ridge"]) == 0
+    rows = _table(capsys.readouterr().out)
+    # the vali-chosen Ridge, recomputed by hand
+    data = load_letor_fold(fold.parent, "Fold1")
+    (X, y, _), (Xv, yv, qv), (Xt, yt, qt) = data.train, data.vali, data.test
+    models = [Ridge(alpha=a).fit(X, y) for a in RANKERS["Ridge"].grid["alpha"]]
+    best = max(models, key=lambda m: ndcg_score(yv, m.predict(Xv), qid=qv, k=10, convention="letor"))
+    scores = best.predict(Xt)
+    assert rows["Ridge"][0][3][0] == pytest.approx(
+        ndcg_score(yt, scores, qid=qt, k=10, convention="letor"), abs=5e-5
+    )
+    assert rows["Ridge"][0][4][0] == pytest.approx(map_score(yt, scores, qid=qt, convention="letor"), abs=5e-5)
+    assert rows["Ridge"][0][3][1] == 0.0  # one fold: no spread
+
+
+def test_compare_rejects_bad_arguments(tmp_path, capsys):
+    with pytest.raises(SystemExit, match="expected a LETOR fold folder"):
+        main(["compare", "--data", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        main(["compare", "--cv", "1"])
+    assert "--cv must be at least 2; got 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compare", "--rankers", "NoSuchRanker"])
+
+
+def test_module_entry_point_runs():
+    result = subprocess.run(
+        [sys.executable, "-m", "skrank", "compare", "--help"],
+        capture_output=True, text=True, check=True,
+    )
+    assert "--rankers" in result.stdout and "LETOR protocol" in result.stdout
+
+
+def test_rankers_registry_is_complete():
+    """Every ranker exported by skrank is in the comparison."""
+    import skrank
+
+    exported = {name for name in skrank.__all__ if name.endswith("Ranker")}
+    made = {type(entry.make()).__name__ for entry in RANKERS.values()}
+    assert exported <= made
+    assert np.all([isinstance(entry.grid, dict) and entry.grid for entry in RANKERS.values()])

@@ -1,0 +1,176 @@
+"""The contract every registered listwise loss honours, plus known values."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.special import log_softmax, softmax
+
+from skrank._query import QueryLayout
+from skrank.losses import LOSSES, ListNetLoss
+
+LOSS_NAMES = sorted(LOSSES)
+
+
+@pytest.fixture(params=LOSS_NAMES)
+def loss(request):
+    return LOSSES[request.param]()
+
+
+def _data(rng, sizes=(1, 2, 5, 7, 3), n_levels=3, shuffle=True):
+    """Labels, scores and qid for queries of the given sizes, rows shuffled."""
+    qid = np.repeat(np.arange(len(sizes)) * 10 + 3, sizes)
+    y = rng.integers(0, n_levels, size=qid.size).astype(float)
+    s = rng.normal(size=qid.size)
+    if shuffle:
+        perm = rng.permutation(qid.size)
+        qid, y, s = qid[perm], y[perm], s[perm]
+    return y, s, qid
+
+
+def _evaluate(loss, y, s, qid, seed=0):
+    layout = QueryLayout(qid)
+    state = loss.prepare(y, layout, random_state=seed)
+    return loss.value_and_grad(s, state)
+
+
+def test_registry_names_match():
+    assert LOSS_NAMES  # at least ListNet
+    for name, cls in LOSSES.items():
+        assert cls.name == name
+
+
+def test_finite_difference_gradient(loss, rng):
+    y, s, qid = _data(rng)
+    layout = QueryLayout(qid)
+    state = loss.prepare(y, layout, random_state=0)
+    value, grad = loss.value_and_grad(s, state)
+    eps = 1e-6
+    numeric = np.empty_like(s)
+    for i in range(s.size):
+        up, down = s.copy(), s.copy()
+        up[i] += eps
+        down[i] -= eps
+        numeric[i] = (
+            loss.value_and_grad(up, state)[0] - loss.value_and_grad(down, state)[0]
+        ) / (2 * eps)
+    assert np.isfinite(value)
+    assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_invariant_to_row_and_query_order(loss, rng):
+    y, s, qid = _data(rng, shuffle=False)
+    value, grad = _evaluate(loss, y, s, qid)
+    perm = rng.permutation(qid.size)
+    value_p, grad_p = _evaluate(loss, y[perm], s[perm], qid[perm])
+    assert_allclose(value_p, value, rtol=1e-12)
+    assert_allclose(grad_p, grad[perm], rtol=1e-12, atol=1e-15)
+    # relabel the queries so that their sorted order is reversed
+    value_r, grad_r = _evaluate(loss, y, s, -qid)
+    assert_allclose(value_r, value, rtol=1e-12)
+    assert_allclose(grad_r, grad, rtol=1e-12, atol=1e-15)
+
+
+def test_flat_equals_per_query_loop(loss, rng):
+    y, s, qid = _data(rng)
+    value, grad = _evaluate(loss, y, s, qid)
+    queries = np.unique(qid)
+    values, expected = [], np.empty_like(grad)
+    for q in queries:
+        rows = qid == q
+        v, g = _evaluate(loss, y[rows], s[rows], qid[rows])
+        values.append(v)
+        expected[rows] = g / len(queries)
+    assert_allclose(value, np.mean(values), rtol=1e-12)
+    assert_allclose(grad, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_query_subset_equals_loss_of_those_queries(loss, rng):
+    y, s, qid = _data(rng)
+    layout = QueryLayout(qid)
+    state = loss.prepare(y, layout, random_state=0)
+    queries = np.array([3, 1])  # query numbers, any order
+    rows = np.isin(qid, layout.unique_qid[queries])
+    positions, _ = layout.select(queries)
+    value, grad = loss.value_and_grad(layout.to_sorted(s)[positions], state, queries)
+    expected_value, expected_grad = _evaluate(loss, y[rows], s[rows], qid[rows])
+    assert_allclose(value, expected_value, rtol=1e-12)
+    # the subset comes grouped by query, rows in their original relative order
+    grouped = QueryLayout(qid[rows]).to_sorted(expected_grad)
+    assert_allclose(grad, grouped, rtol=1e-12, atol=1e-15)
+
+
+def test_single_document_queries_have_zero_loss(loss):
+    y = np.array([2.0, 0.0, 1.0])
+    s = np.array([5.0, -3.0, 0.0])
+    value, grad = _evaluate(loss, y, s, [1, 2, 3])
+    assert value == 0.0
+    assert_allclose(grad, 0.0)
+
+
+@pytest.mark.parametrize("scale", [1e4, -1e4])
+def test_finite_for_extreme_scores_and_equal_labels(loss, rng, scale):
+    y, s, qid = _data(rng)
+    s = np.sign(s) * scale
+    for labels in (y, np.ones_like(y)):
+        value, grad = _evaluate(loss, labels, s, qid)
+        assert np.isfinite(value)
+        assert np.isfinite(grad).all()
+
+
+def test_extreme_labels_are_finite(loss, rng):
+    y, s, qid = _data(rng)
+    value, grad = _evaluate(loss, y * 1e4, s, qid)
+    assert np.isfinite(value) and np.isfinite(grad).all()
+
+
+def test_rejects_bad_scores_and_labels(loss, rng):
+    y, s, qid = _data(rng)
+    layout = QueryLayout(qid)
+    state = loss.prepare(y, layout, random_state=0)
+    with pytest.raises(ValueError, match="scores must have shape"):
+        loss.value_and_grad(s[:-1], state)
+    bad = s.copy()
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="scores must be finite"):
+        loss.value_and_grad(bad, state)
+    with pytest.raises(ValueError, match="y must be finite"):
+        loss.prepare(np.where(np.arange(y.size) == 0, np.inf, y), layout)
+    with pytest.raises(ValueError, match="y must have shape"):
+        loss.prepare(y[:-1], layout)
+    with pytest.raises(ValueError, match="queries must be distinct"):
+        loss.value_and_grad(s[:3], state, [0, 0])
+
+
+# ----------------------------------------------------------------------
+# ListNet: known values
+def test_listnet_known_value():
+    """Two documents: hand-computed cross entropy and P_s - P_y (eq. 2-3)."""
+    y = np.array([1.0, 0.0])
+    s = np.array([0.0, 0.0])
+    value, grad = _evaluate(ListNetLoss(), y, s, [7, 7])
+    p_y = np.array([np.e, 1.0]) / (np.e + 1.0)
+    assert_allclose(value, np.log(2.0), rtol=1e-14)  # -sum p_y log(1/2)
+    assert_allclose(grad, 0.5 - p_y, rtol=1e-14)
+
+
+def test_listnet_matches_scipy_softmax(rng):
+    y, s, qid = _data(rng)
+    value, grad = _evaluate(ListNetLoss(), y, s, qid)
+    values, expected = [], np.empty_like(s)
+    queries = np.unique(qid)
+    for q in queries:
+        rows = qid == q
+        p_y = softmax(y[rows])
+        values.append(-(p_y * log_softmax(s[rows])).sum())
+        expected[rows] = (softmax(s[rows]) - p_y) / len(queries)
+    assert_allclose(value, np.mean(values), rtol=1e-12)
+    assert_allclose(grad, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_listnet_minimum_at_labels():
+    """The loss is smallest when the scores equal the labels (up to a shift)."""
+    y = np.array([2.0, 1.0, 0.0, 0.0])
+    loss = ListNetLoss()
+    at_labels, grad = _evaluate(loss, y, y + 3.0, np.zeros(4))
+    assert_allclose(grad, 0.0, atol=1e-15)
+    assert _evaluate(loss, y, y[::-1], np.zeros(4))[0] > at_labels
