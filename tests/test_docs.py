@@ -39,6 +39,27 @@ def test_readme_test_command_is_what_ci_runs():
 @pytest.mark.parametrize(
     "path", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name
 )
-def test_example_runs(path, capsys):
+def test_example_runs(path, capsys, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # no display
     runpy.run_path(str(path), run_name="__main__")
     assert capsys.readouterr().out
+
+
+def _public_modules():
+    import pkgutil
+
+    import skrank
+
+    return sorted(
+        m.name for m in pkgutil.walk_packages(skrank.__path__, "skrank.") if "__main__" not in m.name
+    )
+
+
+@pytest.mark.parametrize("module", _public_modules())
+def test_docstring_examples(module):
+    """The Examples sections of the docstrings run and print what they show."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
