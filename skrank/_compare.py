@@ -6,6 +6,7 @@ pointwise Ridge regression is the baseline.
 """
 
 import argparse
+import inspect
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,18 +27,20 @@ COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
 
 @dataclass
 class RankerEntry:
-    """How ``compare`` builds a ranker: a factory and a small grid for the LETOR protocol."""
+    """How ``compare`` builds a ranker: a factory and a small grid for the LETOR protocol.
+
+    ``make(**params)`` builds the ranker. Under the LETOR protocol a ranker
+    whose ``fit`` takes ``qid`` gets it, and one whose ``fit`` takes
+    ``X_val`` gets the fold's vali split for early stopping too.
+    """
 
     make: callable
     grid: dict = field(default_factory=dict)
-    takes_qid: bool = True
 
 
 #: The rankers ``compare`` knows, in table order; later rankers add themselves here.
 RANKERS = {
-    "Ridge": RankerEntry(
-        lambda **p: Ridge(**p), {"alpha": [0.1, 1.0, 10.0, 100.0]}, takes_qid=False
-    ),
+    "Ridge": RankerEntry(lambda **p: Ridge(**p), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}),
     "ListNet": RankerEntry(
         lambda **p: ListNetRanker(random_state=0, **p),
         {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-2]},
@@ -51,14 +54,16 @@ def _metrics(y, scores, qid, convention):
     return values + [map_score(y, scores, qid=qid, convention=convention)]
 
 
-def _fit(entry, params, X, y, qid):
-    est = entry.make(**params)
+def _fit(est, train, vali):
+    """Fit on the train split (with qid, and vali for early stopping, when accepted)."""
+    X, y, qid = train
+    accepted = inspect.signature(est.fit).parameters
+    kwargs = {"qid": qid} if "qid" in accepted else {}
+    if "X_val" in accepted:
+        kwargs.update(X_val=vali[0], y_val=vali[1], qid_val=vali[2])
     start = time.perf_counter()
-    if entry.takes_qid:
-        est.fit(X, y, qid=qid)
-    else:
-        est.fit(X, y)
-    return est, time.perf_counter() - start
+    est.fit(X, y, **kwargs)
+    return time.perf_counter() - start
 
 
 def run_cv(names, X, y, qid, *, cv, n_jobs, log):
@@ -77,18 +82,24 @@ def run_cv(names, X, y, qid, *, cv, n_jobs, log):
     return results
 
 
-def run_letor(names, folds, *, log):
-    """The LETOR protocol: fit on train, choose on vali, report test (LETOR convention)."""
+def run_letor(names, folds, *, log, grids=None):
+    """The LETOR protocol: fit on train, choose on vali, report test (LETOR convention).
+
+    ``grids`` (name -> parameter grid) overrides the registered grids.
+    Returns name -> (per-fold test metrics in ``COLUMNS`` order, mean fit
+    seconds per grid point of each fold).
+    """
+    grids = grids or {}
     results = {name: ([], []) for name in names}
     for fold_dir in folds:
         data = load_letor_fold(fold_dir.parent, fold_dir.name)
-        (X, y, qid), vali, test = data.train, data.vali, data.test
+        vali, test = data.vali, data.test
         for name in names:
             entry = RANKERS[name]
             best, best_vali, seconds = None, -np.inf, []
-            for params in ParameterGrid(entry.grid):
-                est, dt = _fit(entry, params, X, y, qid)
-                seconds.append(dt)
+            for params in ParameterGrid(grids.get(name, entry.grid)):
+                est = entry.make(**params)
+                seconds.append(_fit(est, data.train, vali))
                 score = ndcg_score(vali[1], est.predict(vali[0]), qid=vali[2], k=10,
                                    convention="letor")
                 if score > best_vali:

@@ -283,3 +283,32 @@ def test_beats_pointwise_ridge_on_listwise_data():
     assert ranker.score(X_test, y_test, qid=qid_test) > ndcg_score(
         y_test, ridge.predict(X_test), qid=qid_test, k=10
     )
+
+
+def test_explicit_validation_set(data, test_data):
+    """X_val replaces the query holdout: all training queries are used."""
+    X, y, qid = data
+    X_val, y_val, qid_val = test_data
+    ranker = _ranker(n_iter_no_change=3).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    scorer = get_ranking_scorer("ndcg@10")
+    assert ranker.best_validation_score_ == pytest.approx(
+        scorer(ranker, X_val, y_val, qid=qid_val), rel=1e-12
+    )
+    holdout = _ranker(n_iter_no_change=3).fit(X, y, qid=qid)
+    assert ranker.best_validation_score_ != holdout.best_validation_score_
+
+
+@pytest.mark.parametrize(
+    "params, kwargs, match",
+    [
+        ({}, {"X_val": "X"}, "X_val and y_val must be given together"),
+        ({"early_stopping": False}, {"X_val": "X", "y_val": "y"}, "early_stopping=False"),
+        ({}, {"X_val": "X", "y_val": "y", "qid_val": "short"}, "qid_val"),
+        ({}, {"X_val": "X1", "y_val": "y"}, "features"),
+    ],
+)
+def test_bad_validation_set_raises(data, params, kwargs, match):
+    X, y, qid = data
+    values = {"X": X, "y": y, "short": qid[:-1], "X1": X[:, :1]}
+    with pytest.raises(ValueError, match=match):
+        ListNetRanker(**params).fit(X, y, qid=qid, **{k: values[v] for k, v in kwargs.items()})

@@ -78,14 +78,7 @@ class ListwiseLoss:
         -------
         state : LossState
         """
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (layout.n_samples,):
-            raise ValueError(
-                f"y must have shape ({layout.n_samples},) to match the query "
-                f"layout; got {y.shape}."
-            )
-        if not np.isfinite(y).all():
-            raise ValueError("y must be finite; got NaN or infinite labels.")
+        y = _check_finite_vector("y", y, layout.n_samples)
         return self._prepare(layout.to_sorted(y), layout, random_state)
 
     def value_and_grad(self, scores, state, queries=None):
@@ -110,19 +103,10 @@ class ListwiseLoss:
         grad : ndarray of shape (n_rows,)
             Gradient of ``loss`` with respect to ``scores``, same order.
         """
-        if queries is None:
-            layout = state.layout
-        else:
+        if queries is not None:
             _, state = state.take(queries)
-            layout = state.layout
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.shape != (layout.n_samples,):
-            raise ValueError(
-                f"scores must have shape ({layout.n_samples},) for the selected "
-                f"queries; got {scores.shape}."
-            )
-        if not np.isfinite(scores).all():
-            raise ValueError("scores must be finite; got NaN or infinite scores.")
+        layout = state.layout
+        scores = _check_finite_vector("scores", scores, layout.n_samples)
         per_query, grad = self._value_and_grad(layout.to_sorted(scores), state)
         n = layout.n_queries
         return float(per_query.sum() / n), layout.to_rows(grad / n)
@@ -132,6 +116,19 @@ class ListwiseLoss:
 
     def _value_and_grad(self, s_sorted, state):
         raise NotImplementedError
+
+
+def _check_finite_vector(name, values, n):
+    """``values`` as a float64 vector of length ``n``, or a ValueError naming it."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (n,):
+        raise ValueError(
+            f"{name} must have shape ({n},) to match the (selected) queries; "
+            f"got {values.shape}."
+        )
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} must be finite; got NaN or infinite values.")
+    return values
 
 
 def segment_log_softmax(s_sorted, layout):

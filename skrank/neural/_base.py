@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._query import QueryLayout
+from .._query import QueryLayout, check_qid
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context, validate_data
@@ -186,7 +186,7 @@ class BaseNeuralRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # Fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, qid=None):
+    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None):
         """Fit the ranker.
 
         Parameters
@@ -198,6 +198,15 @@ class BaseNeuralRanker(BaseEstimator):
         qid : array-like of shape (n_samples,), default=None
             Query id of each row (integers or strings, rows in any order).
             None means all rows belong to one query.
+        X_val : {array-like, sparse matrix} of shape (n_val_samples, n_features), \
+                default=None
+            Validation rows for early stopping (e.g. LETOR's ``vali`` split).
+            When given, all queries of ``X`` are used for training and
+            ``validation_fraction`` is ignored. Needs ``early_stopping=True``.
+        y_val : array-like of shape (n_val_samples,), default=None
+            Labels of ``X_val``; required with it.
+        qid_val : array-like of shape (n_val_samples,), default=None
+            Query ids of ``X_val``; None means one query.
 
         Returns
         -------
@@ -218,13 +227,16 @@ class BaseNeuralRanker(BaseEstimator):
             layout = QueryLayout(layout.to_sorted(layout.qid))
 
         rng = check_random_state(self.random_state)
-        train, val = self._split_queries(layout, rng)
-        positions, train_layout = layout.select(train)
-        X_train, y_train = X[positions], y[positions]
-        validation = None
-        if val is not None:
-            positions, val_layout = layout.select(val)
-            validation = (X[positions], y[positions], val_layout)
+        validation = self._check_validation_set(X_val, y_val, qid_val)
+        if validation is None:
+            train, val = self._split_queries(layout, rng)
+            positions, train_layout = layout.select(train)
+            X_train, y_train = X[positions], y[positions]
+            if val is not None:
+                positions, val_layout = layout.select(val)
+                validation = (X[positions], y[positions], val_layout)
+        else:
+            X_train, y_train, train_layout = X, y, layout
         state = loss.prepare(y_train, train_layout, random_state=rng)
 
         if warm:
@@ -266,6 +278,31 @@ class BaseNeuralRanker(BaseEstimator):
                 f"validation_scoring={self.validation_scoring!r} is not a ranking "
                 f"scorer name: {exc}"
             ) from None
+
+    def _check_validation_set(self, X_val, y_val, qid_val):
+        """``(X_val, y_val, layout)`` of a given validation set, or None."""
+        if X_val is None and y_val is None and qid_val is None:
+            return None
+        if X_val is None or y_val is None:
+            raise ValueError(
+                "X_val and y_val must be given together; got "
+                f"X_val={'None' if X_val is None else 'an array'} and "
+                f"y_val={'None' if y_val is None else 'an array'}."
+            )
+        if not self.early_stopping:
+            raise ValueError(
+                "X_val/y_val are used for early stopping only; got them with "
+                "early_stopping=False."
+            )
+        X_val, y_val = validate_data(
+            self, X_val, y_val, accept_sparse="csr", dtype=np.float64, y_numeric=True,
+            reset=False,
+        )
+        n = X_val.shape[0]
+        qid_val = np.zeros(n, dtype=np.int64) if qid_val is None else check_qid(
+            qid_val, n, name="qid_val"
+        )
+        return X_val, y_val, QueryLayout(qid_val)
 
     def _split_queries(self, layout, rng):
         """Query numbers used for training and (with early stopping) validation."""
@@ -341,11 +378,11 @@ class BaseNeuralRanker(BaseEstimator):
 
 def _objective(network, loss, alpha, X, layout, state, params, queries=None):
     """Mean loss over queries plus the L2 penalty, and its gradient."""
-    if queries is not None:
-        positions, layout = layout.select(queries)
-        X = X[positions]
+    if queries is not None:  # a mini-batch: the loss state of those queries only
+        positions, state = state.take(queries)
+        X, layout = X[positions], state.layout
     scores, cache = network.forward(params, X, layout)
-    value, dscores = loss.value_and_grad(scores, state, queries)
+    value, dscores = loss.value_and_grad(scores, state)
     grad = network.backward(params, cache, dscores)
     penalty, penalty_grad = network.penalty(params, alpha)
     grad += penalty_grad
