@@ -17,11 +17,12 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import ParameterGrid
 
 from .datasets import load_letor_fold, load_rank_sample
-from .metrics import map_score, ndcg_score
+from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .neural import ListNetRanker
 
 CUTOFFS = (1, 3, 5, 10)
+LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
 
 
@@ -31,7 +32,8 @@ class RankerEntry:
 
     ``make(**params)`` builds the ranker. Under the LETOR protocol a ranker
     whose ``fit`` takes ``qid`` gets it, and one whose ``fit`` takes
-    ``X_val`` gets the fold's vali split for early stopping too.
+    ``X_val`` gets the fold's vali split for early stopping too, monitored
+    with LETOR's NDCG@10 (the criterion the grid point is chosen by).
     """
 
     make: callable
@@ -99,6 +101,9 @@ def run_letor(names, folds, *, log, grids=None):
             best, best_vali, seconds = None, -np.inf, []
             for params in ParameterGrid(grids.get(name, entry.grid)):
                 est = entry.make(**params)
+                if "validation_scoring" in est.get_params():
+                    # early stopping watches the criterion the grid is chosen by
+                    est.set_params(validation_scoring=LETOR_NDCG10)
                 seconds.append(_fit(est, data.train, vali))
                 score = ndcg_score(vali[1], est.predict(vali[0]), qid=vali[2], k=10,
                                    convention="letor")

@@ -12,6 +12,8 @@ def _fast(ranker_class, **params):
 
 
 RANKERS = [
+    # defaults: qid=None is one query, so early stopping warns and falls back
+    ListNetRanker(max_iter=20, random_state=0),
     _fast(ListNetRanker),
     _fast(ListNetRanker, hidden_layer_sizes=(3,), solver="lbfgs"),
 ]
@@ -32,6 +34,7 @@ def _expected_failed_checks(estimator):
 
 # The fast settings stop at max_iter on purpose.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:early_stopping=True holds out:UserWarning")
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

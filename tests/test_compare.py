@@ -81,3 +81,23 @@ def test_rankers_registry_is_complete():
     made = {type(entry.make()).__name__ for entry in RANKERS.values()}
     assert exported <= made
     assert np.all([isinstance(entry.grid, dict) and entry.grid for entry in RANKERS.values()])
+
+
+def test_letor_protocol_early_stops_on_vali(shared_data, capsys):
+    """ListNet under --data monitors the fold's vali split with LETOR's NDCG@10."""
+    from skrank._compare import LETOR_NDCG10
+    from sklearn.model_selection import ParameterGrid
+
+    fold = shared_data / "ohsumed" / "Fold1"
+    assert main(["compare", "--data", str(fold), "--rankers", "ListNet"]) == 0
+    rows = _table(capsys.readouterr().out)
+    data = load_letor_fold(fold.parent, "Fold1")
+    (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = data.train, data.vali, data.test
+    models = []
+    for params in ParameterGrid(RANKERS["ListNet"].grid):
+        ranker = ListNetRanker(random_state=0, validation_scoring=LETOR_NDCG10, **params)
+        models.append(ranker.fit(X, y, qid=qid, X_val=Xv, y_val=yv, qid_val=qv))
+    best = max(models, key=lambda m: m.best_validation_score_)
+    assert rows["ListNet"][0][3][0] == pytest.approx(
+        ndcg_score(yt, best.predict(Xt), qid=qt, k=10, convention="letor"), abs=5e-5
+    )

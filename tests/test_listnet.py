@@ -97,7 +97,50 @@ def test_lbfgs_with_early_stopping_records_each_iteration(data):
     X, y, qid = data
     ranker = _ranker(solver="lbfgs", n_iter_no_change=2).fit(X, y, qid=qid)
     assert len(ranker.validation_scores_) == ranker.n_iter_ == len(ranker.loss_curve_)
-    assert ranker.n_iter_ < 200
+    scores = ranker.validation_scores_
+    assert ranker.best_validation_score_ == max(scores)
+    # either patience ran out after the best iteration, or L-BFGS converged first
+    best = int(np.argmax(scores)) + 1
+    assert ranker.n_iter_ == best + 2 or ranker.n_iter_ < best + 2
+    val_queries = np.sort(np.random.RandomState(0).permutation(40)[: round(0.2 * 40)])
+    rows = np.isin(qid, np.unique(qid)[val_queries])
+    scorer = get_ranking_scorer("ndcg@10")
+    assert scorer(ranker, X[rows], y[rows], qid=qid[rows]) == pytest.approx(
+        ranker.best_validation_score_, rel=1e-12
+    )
+
+
+def test_lbfgs_converged_at_start_records_one_point(data):
+    X, y, qid = data
+    ranker = _ranker(solver="lbfgs", early_stopping=False, warm_start=True).fit(X, y, qid=qid)
+    ranker.set_params(tol=1e3).fit(X, y, qid=qid)  # already optimal for this tolerance
+    assert ranker.n_iter_ == 1 and len(ranker.loss_curve_) == 1
+    assert np.isfinite(ranker.loss_curve_[0])
+
+
+def test_single_query_early_stopping_warns_and_uses_training_loss(data):
+    X, y, qid = data
+    with pytest.warns(UserWarning, match="needs at least 2 queries; got 1"):
+        ranker = _ranker().fit(X, y)
+    assert ranker.validation_scores_ is None
+
+
+def test_labels_the_validation_metric_cannot_score(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="cannot score the labels y: .*negative"):
+        _ranker().fit(X, y - 5, qid=qid)
+    with pytest.raises(ValueError, match="cannot score the labels y_val"):
+        _ranker().fit(X, y, qid=qid, X_val=X, y_val=y - 5, qid_val=qid)
+    # ListNet itself accepts any real labels; without early stopping they train
+    _ranker(early_stopping=False, max_iter=5).fit(X, y - 5, qid=qid)
+
+
+def test_divergence_raises_a_clear_error(data):
+    X, y, qid = data
+    ranker = _ranker(solver="sgd", learning_rate_init=1e8, momentum=1.0,
+                     hidden_layer_sizes=(5, 5), activation="relu")
+    with pytest.raises(ValueError, match="diverged. Lower learning_rate_init"):
+        ranker.fit(X * 1e50, y, qid=qid)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -206,7 +249,6 @@ def test_qid_none_is_one_query(data):
 @pytest.mark.parametrize(
     "params, fit_qid, match",
     [
-        ({}, False, "early_stopping=True .* needs at least 2 queries; got 1"),
         ({"hidden_layer_sizes": (3, 0)}, True, "hidden_layer_sizes must hold positive"),
         ({"validation_scoring": "ndcg@x"}, True, "validation_scoring='ndcg@x'"),
         ({"learning_rate_init": 0.0}, True, "learning_rate_init"),
@@ -301,7 +343,8 @@ def test_explicit_validation_set(data, test_data):
 @pytest.mark.parametrize(
     "params, kwargs, match",
     [
-        ({}, {"X_val": "X"}, "X_val and y_val must be given together"),
+        ({}, {"X_val": "X"}, "X_val and y_val must be given together; got only X_val"),
+        ({}, {"qid_val": "short"}, "got only qid_val"),
         ({"early_stopping": False}, {"X_val": "X", "y_val": "y"}, "early_stopping=False"),
         ({}, {"X_val": "X", "y_val": "y", "qid_val": "short"}, "qid_val"),
         ({}, {"X_val": "X1", "y_val": "y"}, "features"),

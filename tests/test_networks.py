@@ -109,6 +109,13 @@ def test_init_is_glorot_scaled_and_seeded():
     assert np.abs(coefs[0]).max() <= np.sqrt(6 / 70)
     assert np.abs(coefs[0]).max() > 0.5 * np.sqrt(6 / 70)
     assert_allclose(intercepts[0], 0.0)
+    logistic = ScoringNetwork(50, (20,), "logistic").init_params(np.random.RandomState(1))
+    assert np.abs(logistic[: 50 * 20]).max() <= np.sqrt(2 / 70)
+    # the activation plays no part in a linear model
+    assert_allclose(
+        ScoringNetwork(50, (), "logistic").init_params(np.random.RandomState(1)),
+        ScoringNetwork(50, ()).init_params(np.random.RandomState(1)),
+    )
 
 
 @pytest.mark.parametrize("optimizer", [Adam(2, 0.1), SGD(2, 0.05, momentum=0.5)])

@@ -58,7 +58,9 @@ hidden_layer_sizes : tuple of int, default=()
         Hold out ``validation_fraction`` of the *queries* (chosen with
         ``random_state``), monitor ``validation_scoring`` on them after each
         epoch, stop after ``n_iter_no_change`` epochs without improvement and
-        keep the weights of the best epoch. Needs at least two queries.
+        keep the weights of the best epoch. With fewer than two queries
+        (e.g. ``qid=None``) a warning is issued and the training loss decides
+        when to stop instead.
     validation_fraction : float, default=0.2
         Fraction of the queries held out for early stopping (at least one
         query, and at least one query left for training).
@@ -71,7 +73,7 @@ hidden_layer_sizes : tuple of int, default=()
         Factor by which the step size is multiplied after an epoch in which
         the training metric (``validation_scoring`` on the training queries)
         did not improve; 1.0 keeps it constant. SoftRank (Taylor et al.,
-        2008, §4.5) uses 0.8 with ``solver="sgd"``.
+        2008, §4.5) uses 0.8 with ``solver="sgd"``. Unused by ``"lbfgs"``.
     momentum : float, default=0.9
         Momentum of ``solver="sgd"``.
     n_restarts : int, default=1
@@ -90,7 +92,10 @@ hidden_layer_sizes : tuple of int, default=()
         metric, elapsed seconds.
     warm_start : bool, default=False
         If True and the ranker is fitted, start from its current weights
-        (then there is a single run; ``n_restarts`` is ignored)."""
+        (then there is a single run; ``n_restarts`` is ignored). The
+        optimizer state (Adam moments, SGD velocity, decayed step size) starts
+        afresh, and the validation queries are drawn again from
+        ``random_state``."""
 
 
 class BaseNeuralRanker(BaseEstimator):
@@ -238,6 +243,10 @@ class BaseNeuralRanker(BaseEstimator):
         else:
             X_train, y_train, train_layout = X, y, layout
         state = loss.prepare(y_train, train_layout, random_state=rng)
+        if validation is not None:
+            _check_scorable(scorer, validation[1], validation[2], "y_val" if X_val is not None else "y")
+        if self.learning_rate_decay < 1.0 and self.solver != "lbfgs":
+            _check_scorable(scorer, y_train, train_layout, "y")
 
         if warm:
             starts = [network.pack(self.coefs_, self.intercepts_)]
@@ -284,10 +293,10 @@ class BaseNeuralRanker(BaseEstimator):
         if X_val is None and y_val is None and qid_val is None:
             return None
         if X_val is None or y_val is None:
+            given = [n for n, v in (("X_val", X_val), ("y_val", y_val), ("qid_val", qid_val))
+                     if v is not None]
             raise ValueError(
-                "X_val and y_val must be given together; got "
-                f"X_val={'None' if X_val is None else 'an array'} and "
-                f"y_val={'None' if y_val is None else 'an array'}."
+                f"X_val and y_val must be given together; got only {', '.join(given)}."
             )
         if not self.early_stopping:
             raise ValueError(
@@ -310,11 +319,14 @@ class BaseNeuralRanker(BaseEstimator):
         if not self.early_stopping:
             return queries, None
         if layout.n_queries < 2:
-            raise ValueError(
+            warnings.warn(
                 "early_stopping=True holds out whole queries for validation and "
-                f"needs at least 2 queries; got {layout.n_queries} (qid=None "
-                "means all rows are one query). Pass qid or set early_stopping=False."
+                f"needs at least 2 queries; got {layout.n_queries} (qid=None means "
+                "all rows are one query). Fitting without early stopping: the "
+                "training loss decides when to stop.",
+                UserWarning,
             )
+            return queries, None
         n_val = int(np.clip(round(self.validation_fraction * layout.n_queries), 1,
                             layout.n_queries - 1))
         perm = rng.permutation(layout.n_queries)
@@ -376,12 +388,28 @@ class BaseNeuralRanker(BaseEstimator):
         return tags
 
 
+def _check_scorable(scorer, y, layout, name):
+    """Fail before training if the monitored metric cannot score these labels."""
+    try:
+        scorer.score_predictions(y, np.zeros(len(y)), qid=layout.qid)
+    except ValueError as exc:
+        raise ValueError(
+            f"validation_scoring={scorer!r} cannot score the labels {name}: {exc} "
+            "Pass validation_scoring=make_ranking_scorer(...) with suitable conventions."
+        ) from None
+
+
 def _objective(network, loss, alpha, X, layout, state, params, queries=None):
     """Mean loss over queries plus the L2 penalty, and its gradient."""
     if queries is not None:  # a mini-batch: the loss state of those queries only
         positions, state = state.take(queries)
         X, layout = X[positions], state.layout
     scores, cache = network.forward(params, X, layout)
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            "The scores overflowed to inf or NaN: the optimisation diverged. Lower "
+            "learning_rate_init, scale the features, or try another solver."
+        )
     value, dscores = loss.value_and_grad(scores, state)
     grad = network.backward(params, cache, dscores)
     penalty, penalty_grad = network.penalty(params, alpha)
@@ -406,7 +434,9 @@ def _run(est, network, loss, scorer, data, params, seed, restart):
                 raise StopIteration
 
         result = lbfgs(fun, params, max_iter=est.max_iter, tol=est.tol, callback=callback)
-        history.finish(result.x, stopped=history.stopped or result.status != 1)
+        if not history.loss_curve:  # converged before the first iteration
+            history.update(result.x, result.fun)
+        history.finish(result.x, stopped=history.stopped or result.status == 0)
         return history.result(fun)
 
     optimizer = STOCHASTIC_SOLVERS[est.solver](

@@ -131,12 +131,13 @@ class ScoringNetwork:
         """Glorot-uniform weights, zero biases.
 
         Weights of a layer are drawn from ``U(-b, b)`` with
-        ``b = sqrt(6 / (fan_in + fan_out))`` (times ``sqrt(2)`` for the
-        logistic activation, as in scikit-learn's MLP), so initial scores are
-        small and every hidden unit starts in the active range.
+        ``b = sqrt(6 / (fan_in + fan_out))`` (``sqrt(2 / (fan_in + fan_out))``
+        for logistic hidden units, as in scikit-learn's MLP), so initial
+        scores are small and every hidden unit starts in the active range.
         """
         params = np.zeros(self.n_params)
-        factor = 2.0 if self.activation == "logistic" else 6.0
+        logistic = self.activation == "logistic" and self.hidden_layer_sizes
+        factor = 2.0 if logistic else 6.0
         for sl, shape in self._slices:
             if len(shape) == 2:
                 bound = np.sqrt(factor / (shape[0] + shape[1]))
