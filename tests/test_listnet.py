@@ -110,6 +110,7 @@ def test_lbfgs_with_early_stopping_records_each_iteration(data):
     )
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_lbfgs_converged_at_start_records_one_point(data):
     X, y, qid = data
     ranker = _ranker(solver="lbfgs", early_stopping=False, warm_start=True).fit(X, y, qid=qid)
@@ -118,6 +119,7 @@ def test_lbfgs_converged_at_start_records_one_point(data):
     assert np.isfinite(ranker.loss_curve_[0])
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_single_query_early_stopping_warns_and_uses_training_loss(data):
     X, y, qid = data
     with pytest.warns(UserWarning, match="needs at least 2 queries; got 1"):
@@ -125,6 +127,7 @@ def test_single_query_early_stopping_warns_and_uses_training_loss(data):
     assert ranker.validation_scores_ is None
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_labels_the_validation_metric_cannot_score(data):
     X, y, qid = data
     with pytest.raises(ValueError, match="cannot score the labels y: .*negative"):
@@ -135,6 +138,7 @@ def test_labels_the_validation_metric_cannot_score(data):
     _ranker(early_stopping=False, max_iter=5).fit(X, y - 5, qid=qid)
 
 
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
 def test_divergence_raises_a_clear_error(data):
     X, y, qid = data
     ranker = _ranker(solver="sgd", learning_rate_init=1e8, momentum=1.0,
