@@ -15,7 +15,7 @@ preprocessing
 losses
     Listwise losses (value and gradient with respect to the scores).
 neural
-    The neural listwise rankers (:class:`ListNetRanker`).
+    The neural listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`).
 """
 
 from . import datasets, losses, metrics, model_selection, neural, preprocessing
@@ -30,7 +30,7 @@ from .metrics import (
     precision_at_k,
 )
 from .model_selection import RankerSearchCV, cross_validate_ranker
-from .neural import ListNetRanker
+from .neural import ListNetRanker, SoftRankRanker
 from .preprocessing import QueryNormalizer
 
 __version__ = "0.1.0.dev0"
@@ -39,6 +39,7 @@ __all__ = [
     "ListNetRanker",
     "QueryNormalizer",
     "RankerSearchCV",
+    "SoftRankRanker",
     "__version__",
     "average_precision_score",
     "cross_validate_ranker",

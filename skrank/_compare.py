@@ -19,7 +19,7 @@ from sklearn.model_selection import ParameterGrid
 from .datasets import load_letor_fold, load_rank_sample
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
-from .neural import ListNetRanker
+from .neural import ListNetRanker, SoftRankRanker
 
 CUTOFFS = (1, 3, 5, 10)
 LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
@@ -45,6 +45,10 @@ RANKERS = {
     "Ridge": RankerEntry(lambda **p: Ridge(**p), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}),
     "ListNet": RankerEntry(
         lambda **p: ListNetRanker(random_state=0, **p),
+        {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-2]},
+    ),
+    "SoftRank": RankerEntry(
+        lambda **p: SoftRankRanker(random_state=0, **p),
         {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-2]},
     ),
 }

@@ -323,6 +323,57 @@ class QueryLayout:
         """Inverse of :meth:`pad`: the real rows of a block, in sorted order."""
         return np.asarray(block)[self.sorted_codes, self.positions]
 
+    def size_blocks(self, *, growth=1.25, max_cost=np.inf, cost=None):
+        """Padded blocks of queries of similar sizes, largest queries first.
+
+        For losses whose work per query grows faster than its size (SoftRank
+        is cubic), padding must stay small and the largest query of a block
+        sets its width. Queries are sorted by decreasing size (ties by query
+        number) and cut into consecutive blocks whose smallest query has at
+        least ``width / growth`` rows and whose ``n_block * cost(width)`` is
+        at most ``max_cost`` (a block always holds at least one query).
+        Within a block the queries still running at step ``t`` of a
+        recursion over documents (those with more than ``t`` rows) are a
+        prefix, so a recursion can skip the finished ones.
+
+        Parameters
+        ----------
+        growth : float, default=1.25
+            Largest ratio of a block's width to the size of its smallest query.
+        max_cost : float, default=inf
+            Budget of one block, in the units of ``cost``.
+        cost : callable, default=None
+            ``cost(width)`` of one query in a block of that width; None
+            counts cells (``width``).
+
+        Returns
+        -------
+        blocks : list of (queries, slots, valid)
+            ``queries`` (n_block,) query numbers by decreasing size;
+            ``slots`` (n_block, width) sorted-order position of each cell (0 in
+            padding); ``valid`` (n_block, width) mask of real cells.
+        """
+        if growth < 1:
+            raise ValueError(f"growth must be at least 1; got {growth!r}.")
+        cost = (lambda width: width) if cost is None else cost
+        by_size = np.lexsort((np.arange(self.n_queries), -self.sizes))
+        sizes = self.sizes[by_size]
+        blocks = []
+        start = 0
+        while start < self.n_queries:
+            width = int(sizes[start])
+            # first query of the next block: too small, or over the budget
+            small = start + int(np.searchsorted(-sizes[start:], -width / growth, side="right"))
+            n_max = max(1, int(max_cost // cost(width)) if np.isfinite(max_cost) else small)
+            stop = min(small, start + n_max)
+            queries = by_size[start:stop]
+            cols = np.arange(width)
+            valid = cols < self.sizes[queries][:, None]
+            slots = np.where(valid, self.offsets[queries][:, None] + cols, 0)
+            blocks.append((queries, slots, valid))
+            start = stop
+        return blocks
+
     # ------------------------------------------------------------------
     # Sorting inside queries, in padded blocks
     @cached_property

@@ -3,7 +3,7 @@
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
-from skrank import ListNetRanker, QueryNormalizer
+from skrank import ListNetRanker, QueryNormalizer, SoftRankRanker
 
 
 def _fast(ranker_class, **params):
@@ -16,6 +16,10 @@ RANKERS = [
     ListNetRanker(max_iter=20, random_state=0),
     _fast(ListNetRanker),
     _fast(ListNetRanker, hidden_layer_sizes=(3,), solver="lbfgs"),
+    SoftRankRanker(max_iter=20, random_state=0),
+    _fast(SoftRankRanker),
+    _fast(SoftRankRanker, hidden_layer_sizes=(3,), solver="lbfgs", rank_distribution="hybrid",
+          n_exact=2, sinkhorn_iterations=2),
 ]
 ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]
 

@@ -182,3 +182,28 @@ def test_runs_do_not_cross_queries():
     np.testing.assert_array_equal(starts, [0, 2, 3, 5])
     np.testing.assert_array_equal(sizes, [2, 1, 2, 1])
     assert layout.runs(np.array([3.0, 2.0, 1.0, 4.0, 3.0, 3.0])) is None
+
+
+@pytest.mark.parametrize("growth, max_cost", [(1.0, np.inf), (1.25, np.inf), (2.0, 300.0)])
+def test_size_blocks(rng, growth, max_cost):
+    sizes = np.array([5, 1, 9, 9, 4, 7, 2, 3, 8, 6, 1, 5])
+    qid = rng.permutation(np.repeat(np.arange(len(sizes)) * 3, sizes))
+    layout = QueryLayout(qid)
+    values = rng.normal(size=qid.size)
+    blocks = layout.size_blocks(growth=growth, max_cost=max_cost, cost=lambda w: w * w)
+    seen = np.concatenate([queries for queries, _, _ in blocks])
+    assert sorted(seen) == list(range(layout.n_queries))  # each query exactly once
+    assert (np.diff(layout.sizes[seen]) <= 0).all()  # largest first, across blocks
+    sorted_values = layout.to_sorted(values)
+    for queries, slots, valid in blocks:
+        width = slots.shape[1]
+        assert width == layout.sizes[queries].max()
+        assert layout.sizes[queries].min() * growth >= width
+        assert len(queries) == 1 or len(queries) * width * width <= max_cost
+        np.testing.assert_array_equal(valid.sum(axis=1), layout.sizes[queries])
+        for row, q in enumerate(queries):  # the cells are the query's rows, in order
+            start, stop = layout.offsets[q], layout.offsets[q + 1]
+            np.testing.assert_array_equal(sorted_values[slots[row][valid[row]]],
+                                          sorted_values[start:stop])
+    with pytest.raises(ValueError, match="growth must be at least 1"):
+        layout.size_blocks(growth=0.5)

@@ -8,8 +8,9 @@ optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 
 from ._base import ListwiseLoss, LossState
 from ._listnet import ListNetLoss
+from ._softrank import SoftRankLoss
 
 #: Registry of the listwise losses, name -> class.
-LOSSES = {cls.name: cls for cls in (ListNetLoss,)}
+LOSSES = {cls.name: cls for cls in (ListNetLoss, SoftRankLoss)}
 
-__all__ = ["LOSSES", "ListNetLoss", "ListwiseLoss", "LossState"]
+__all__ = ["LOSSES", "ListNetLoss", "ListwiseLoss", "LossState", "SoftRankLoss"]

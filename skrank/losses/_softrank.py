@@ -1,0 +1,476 @@
+"""SoftRank's smoothed NDCG (Taylor, Guiver, Robertson and Minka, WSDM 2008).
+
+The loss of a query is ``1 - SoftNDCG``: every score is smoothed by Gaussian
+noise, which gives each document a distribution over ranks, and the expected
+NDCG under those distributions is differentiable in the scores.
+
+Queries are processed in padded blocks of similar sizes
+(:meth:`QueryLayout.size_blocks`). The exact Rank-Binomial recursion runs
+over all target documents of all queries of a block at once: one array
+operation per recursion step (one step per document that is added), never a
+Python loop over documents. Its gradient is taken in reverse mode through the
+recursion, with the intermediate states stored, or recomputed from
+checkpoints when they would not fit in :data:`MEMORY_BUDGET`.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import ndtr
+
+from ._base import ListwiseLoss, LossState
+
+#: Float64 values the stored recursion states of one block may occupy
+#: (128 MiB); beyond it the recursion is split into segments that are
+#: recomputed from checkpoints during the backward pass.
+MEMORY_BUDGET = 2**24
+
+#: Added to the variance of the normal approximation, so that a document
+#: whose rank is certain gets a (numerically) one-point distribution with a
+#: finite gradient.
+_VARIANCE_FLOOR = 1e-12
+
+_SQRT_2PI = np.sqrt(2.0 * np.pi)
+
+RANK_DISTRIBUTIONS = ("binomial", "normal", "hybrid")
+
+
+class SoftRankLoss(ListwiseLoss):
+    r"""One minus SoftNDCG, the expected NDCG under Gaussian score noise.
+
+    Parameters
+    ----------
+    sigma : float, default=1.0
+        Standard deviation :math:`\sigma` of the noise added to every score.
+    rank_distribution : {"binomial", "normal", "hybrid"}, default="binomial"
+        How the rank distribution of each document is computed: the exact
+        Rank-Binomial recursion (:math:`O(N^3)` per query of :math:`N`
+        documents); its normal approximation (:math:`O(N^2)`); or the exact
+        recursion for the ``n_exact`` top-scored and the ``n_exact``
+        bottom-scored documents of each query and the normal approximation
+        for the others.
+    n_exact : int, default=10
+        Documents at each end of the current ranking that get the exact
+        distribution when ``rank_distribution="hybrid"``.
+    sinkhorn_iterations : int, default=0
+        Sinkhorn iterations applied to the matrix :math:`[p_j(r)]` (each one
+        scales every rank column, then every document row, to sum 1); the
+        gradient goes through them.
+    discount_alpha : float, default=1.0
+        Training discount in :math:`[-1, 1]`: 1 is NDCG's
+        :math:`1/\log_2(2 + r)`, 0 the linear :math:`1 - r/N`, -1 the
+        super-linear :math:`1 - (r/N)^2`; values in between blend linearly
+        (see Notes).
+    truncation : int, default=None
+        If given, SoftNDCG@R: the discount is 0 from rank ``truncation`` on.
+        None uses all ranks.
+
+    Notes
+    -----
+    Each score is smoothed, :math:`s_j \sim \mathcal N(\bar s_j, \sigma^2)`
+    (eq. 8), so document :math:`i` beats document :math:`j` with probability
+    (eq. 9)
+
+    .. math:: \pi_{ij} = \Phi\Big(\frac{\bar s_i - \bar s_j}{\sqrt 2\,\sigma}\Big).
+
+    The rank :math:`R_j \in \{0, \dots, N-1\}` of document :math:`j` (0 is the
+    top) counts the documents that beat it, a sum of independent Bernoulli
+    variables. Its distribution is built by adding the other documents one at
+    a time (eq. 11-12),
+    :math:`p_j^{(i)}(r) = p_j^{(i-1)}(r-1)\,\pi_{ij} + p_j^{(i-1)}(r)\,(1-\pi_{ij})`,
+    starting from :math:`p_j^{(0)} = \delta_0`. The normal approximation
+    (§3.6) gives :math:`R_j` the mean :math:`\sum_{i} \pi_{ij}` and variance
+    :math:`\sum_i \pi_{ij}(1 - \pi_{ij})` and the probability of
+    :math:`[r - \tfrac12, r + \tfrac12]` to rank :math:`r`, renormalised
+    over :math:`0, \dots, N-1`. SoftNDCG (eq. 13-15) is
+
+    .. math:: \mathcal G = G_{\max}^{-1} \sum_j g_j \sum_r D(r)\, p_j(r),
+              \qquad g_j = 2^{l_j} - 1,
+
+    with :math:`G_{\max}` the largest value of :math:`\sum_j g_j D(r_j)` over
+    rankings, so that a certain, perfect ranking has :math:`\mathcal G = 1`.
+    The loss of a query is :math:`1 - \mathcal G`; a query with
+    :math:`G_{\max} = 0` (no relevant document) has loss 0 and no gradient.
+    Gains are computed relative to the largest of the query, which leaves
+    :math:`\mathcal G` unchanged and keeps large labels finite; labels must be
+    non-negative.
+
+    The training discount (§4.7) is, with :math:`u = r/N`,
+
+    .. math:: D_\alpha(r) = \begin{cases}
+              \alpha / \log_2(2 + r) + (1 - \alpha)(1 - u) & \alpha \ge 0,\\
+              -\alpha (1 - u^2) + (1 + \alpha)(1 - u) & \alpha < 0,
+              \end{cases}
+
+    and ``truncation`` sets it to 0 for :math:`r \ge R`. :math:`G_{\max}` uses
+    the same discount.
+
+    The gradient (eq. 16-23) is obtained in reverse mode through the
+    recursion instead of the paper's forward recursion for
+    :math:`\partial p_j / \partial \bar s_m` (whose eq. 18 should read
+    :math:`\psi^{(i-1)}`): the adjoint of :math:`p_j^{(i)}` is carried back
+    one document at a time, at the cost of one more pass over the stored
+    states, :math:`O(N^3)` in all rather than :math:`O(N^4)`. The selection
+    of exact documents by ``"hybrid"`` depends on the order of the scores
+    and is held fixed when differentiating.
+
+    References
+    ----------
+    .. [1] M. Taylor, J. Guiver, S. Robertson and T. Minka, "SoftRank:
+       optimizing non-smooth rank metrics", WSDM 2008, pp. 77-86.
+    """
+
+    name = "softrank"
+
+    def __init__(
+        self,
+        sigma=1.0,
+        *,
+        rank_distribution="binomial",
+        n_exact=10,
+        sinkhorn_iterations=0,
+        discount_alpha=1.0,
+        truncation=None,
+    ):
+        if not isinstance(sigma, Real) or not (np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be a positive finite number; got {sigma!r}.")
+        if rank_distribution not in RANK_DISTRIBUTIONS:
+            raise ValueError(
+                f"rank_distribution must be one of {RANK_DISTRIBUTIONS}; "
+                f"got {rank_distribution!r}."
+            )
+        for name, value in (("n_exact", n_exact), ("sinkhorn_iterations", sinkhorn_iterations)):
+            if not isinstance(value, Integral) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer; got {value!r}.")
+        if not isinstance(discount_alpha, Real) or not -1.0 <= discount_alpha <= 1.0:
+            raise ValueError(f"discount_alpha must lie in [-1, 1]; got {discount_alpha!r}.")
+        if truncation is not None and (
+            not isinstance(truncation, Integral) or isinstance(truncation, bool)
+            or truncation < 1
+        ):
+            raise ValueError(f"truncation must be None or a positive integer; got {truncation!r}.")
+        self.sigma = float(sigma)
+        self.rank_distribution = rank_distribution
+        self.n_exact = int(n_exact)
+        self.sinkhorn_iterations = int(sinkhorn_iterations)
+        self.discount_alpha = float(discount_alpha)
+        self.truncation = truncation
+
+    # ------------------------------------------------------------------
+    # The ListwiseLoss protocol
+    def _prepare(self, y_sorted, layout, random_state):
+        if (y_sorted < 0).any():
+            raise ValueError(
+                "y must be non-negative for SoftRank's gain 2**y - 1; got "
+                f"min(y) = {y_sorted.min()!r}."
+            )
+        top = layout.expand(layout.max(y_sorted))
+        # (2**y - 1) / (2**top - 1), without overflow for large labels
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = np.exp2(y_sorted - top) * np.expm1(-y_sorted * np.log(2.0)) / np.expm1(
+                -top * np.log(2.0)
+            )
+        gain = np.where(top > 0, gain, 0.0)
+        return LossState(layout, per_row={"gain": gain})
+
+    def _value_and_grad(self, s_sorted, state):
+        layout = state.layout
+        gain = state.per_row["gain"]
+        per_query = np.zeros(layout.n_queries)
+        grad = np.zeros(layout.n_samples)
+        for queries, slots, valid in self._blocks(layout):
+            s = np.where(valid, s_sorted[slots], 0.0)
+            g = np.where(valid, gain[slots], 0.0)
+            loss, gs = self._block(s, g, valid, need_grad=True)
+            per_query[queries] = loss
+            grad[slots[valid]] = gs[valid]
+        return per_query, grad
+
+    # ------------------------------------------------------------------
+    # Public helper
+    def rank_distributions(self, scores, qid=None):
+        """Rank distribution :math:`p_j(r)` of every document of every query.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+            Mean scores :math:`\\bar s_j`.
+        qid : array-like of shape (n_samples,), default=None
+            Query ids; None means one query.
+
+        Returns
+        -------
+        distributions : list of ndarray
+            One ``(n_q, n_q)`` array per query, in order of sorted query id:
+            row ``j`` is the distribution over ranks ``0 .. n_q - 1`` (0 is the
+            top) of the query's ``j``-th row, rows in their original order.
+            Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``.
+        """
+        from .._query import QueryLayout
+        from ._base import _check_finite_vector
+
+        scores = np.asarray(scores, dtype=np.float64)
+        layout = QueryLayout(np.zeros(scores.shape[0], dtype=np.int64) if qid is None else qid)
+        s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))
+        out = [None] * layout.n_queries
+        for queries, slots, valid in self._blocks(layout):
+            s = np.where(valid, s_sorted[slots], 0.0)
+            P = self._distributions(s, valid)[0]
+            for b, q in enumerate(queries):
+                n = layout.sizes[q]
+                out[q] = P[b, :n, :n].copy()
+        return out
+
+    # ------------------------------------------------------------------
+    # Blocks
+    def _blocks(self, layout):
+        exact = self.rank_distribution == "binomial"
+        hybrid = self.rank_distribution == "hybrid"
+
+        def cost(width):
+            targets = width if exact else min(width, 2 * self.n_exact) if hybrid else 0
+            # stored recursion states plus the O(width^2) arrays of a query
+            return width * width * targets / 2 + 16 * width * width
+
+        return layout.size_blocks(growth=1.25, max_cost=MEMORY_BUDGET, cost=cost)
+
+    def _distributions(self, s, valid):
+        """Rank distributions of a block and the function that back-propagates them.
+
+        Returns ``(P, pi, pair, backward)``: ``P[b, j, r]``, the contest
+        probabilities ``pi[b, i, j]`` (0 on the diagonal and in padding), the
+        mask of real pairs, and ``backward(A) -> dG/dpi`` for an adjoint
+        ``A = dG/dP``.
+        """
+        B, W = s.shape
+        sizes = valid.sum(axis=1)
+        pair = valid[:, :, None] & valid[:, None, :]
+        pair[:, np.arange(W), np.arange(W)] = False
+        z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
+        pi = np.where(pair, ndtr(z), 0.0)
+        ranks = np.arange(W)
+        live = ranks < sizes[:, None]  # ranks a query can take, shape (B, W)
+
+        if self.rank_distribution == "binomial":
+            P, back = _rank_binomial(pi, sizes)
+        elif self.rank_distribution == "normal":
+            P, back = _rank_normal(pi, sizes, live)
+        else:
+            P, back = self._rank_hybrid(s, pi, sizes, valid, live)
+        P *= valid[:, :, None]
+
+        steps = []
+        for _ in range(self.sinkhorn_iterations):
+            P, step_col = _normalise(P, axis=1)
+            P, step_row = _normalise(P, axis=2)
+            steps.append((step_col, step_row))
+
+        def backward(A):
+            for step_col, step_row in reversed(steps):
+                A = step_col(step_row(A))
+            A = A * valid[:, :, None]
+            return back(A)
+
+        return P, pi, pair, z, backward
+
+    def _rank_hybrid(self, s, pi, sizes, valid, live):
+        """Exact distributions for the top and bottom ``n_exact`` documents, normal elsewhere."""
+        B, W = s.shape
+        P, back_normal = _rank_normal(pi, sizes, live)
+        n_top = self.n_exact
+        J = min(W, 2 * n_top)
+        if J == 0:
+            return P, back_normal
+        # columns of the current ranking, best first (padding last)
+        order = np.argsort(np.where(valid, -s, np.inf), axis=1, kind="stable")
+        c = np.arange(J)
+        pos = np.where((sizes[:, None] > J) & (c >= n_top), sizes[:, None] - J + c, c)
+        chosen = pos < sizes[:, None]
+        sel = np.take_along_axis(order, np.minimum(pos, W - 1), axis=1)
+        b_idx = np.broadcast_to(np.arange(B)[:, None], (B, J))
+        pi_sel = pi[b_idx[:, None, :], np.arange(W)[None, :, None], sel[:, None, :]]
+        pi_sel *= chosen[:, None, :]
+        P_exact, back_exact = _rank_binomial(pi_sel, sizes)
+        rows, cols = b_idx[chosen], sel[chosen]
+        is_exact = np.zeros((B, W), dtype=bool)
+        is_exact[rows, cols] = True
+        P[rows, cols] = P_exact[chosen]
+
+        def backward(A):
+            A_exact = np.where(chosen[:, :, None], A[b_idx, sel], 0.0)
+            A_normal = np.where(is_exact[:, :, None], 0.0, A)
+            grad_pi = back_normal(A_normal)
+            exact_part = back_exact(A_exact)
+            grad_pi[rows, :, cols] = exact_part.transpose(0, 2, 1)[chosen]
+            return grad_pi
+
+        return P, backward
+
+    def _block(self, s, gain, valid, *, need_grad):
+        """Per-query losses of a block and the gradient of their sum."""
+        B, W = s.shape
+        sizes = valid.sum(axis=1)
+        D = _discount(sizes, W, self.discount_alpha, self.truncation)
+        ideal = -np.sort(-gain, axis=1)
+        g_max = (ideal * D).sum(axis=1)
+        has_gain = g_max > 0
+        weight = gain / np.where(has_gain, g_max, 1.0)[:, None]
+        P, pi, pair, z, backward = self._distributions(s, valid)
+        softndcg = np.einsum("bj,bjr,br->b", weight, P, D)
+        loss = np.where(has_gain, 1.0 - softndcg, 0.0)
+        if not need_grad:
+            return loss, None
+        A = -weight[:, :, None] * D[:, None, :]
+        grad_pi = backward(A)
+        grad_pi *= pair
+        # d pi_ij / d s_i = phi(z_ij) / (sqrt(2) sigma) = -d pi_ij / d s_j
+        dpi = np.exp(-0.5 * z * z) / (_SQRT_2PI * np.sqrt(2.0) * self.sigma)
+        grad_pi -= grad_pi.transpose(0, 2, 1).copy()
+        return loss, (grad_pi * dpi).sum(axis=2)
+
+
+def _discount(sizes, width, alpha, truncation):
+    """Training discount ``D[b, r]`` for queries of the given sizes (0 beyond a query)."""
+    r = np.arange(width, dtype=np.float64)
+    u = r / sizes[:, None]
+    linear = 1.0 - u
+    if alpha >= 0:
+        D = alpha / np.log2(2.0 + r) + (1.0 - alpha) * linear
+    else:
+        D = -alpha * (1.0 - u * u) + (1.0 + alpha) * linear
+    D = np.where(r < sizes[:, None], D, 0.0)
+    if truncation is not None:
+        D[:, truncation:] = 0.0
+    return D
+
+
+def _rank_binomial(pi, sizes):
+    """Exact Rank-Binomial distributions of a block, and their reverse mode.
+
+    ``pi[b, i, j]`` is the probability that document ``i`` beats target
+    ``j`` (0 where ``i`` is ``j`` or padding); ``sizes`` (decreasing) are the
+    queries' sizes. Step ``t`` of the recursion adds document ``t`` to every
+    target of the queries with more than ``t`` documents (a prefix of the
+    block). States are kept with the rank axis first, ``(rank, query,
+    target)``, so that the ranks a step touches (at most ``t + 2``) are one
+    contiguous slab.
+
+    Returns ``P[b, j, r]`` and ``backward(A) -> dG/dpi`` for ``A = dG/dP``.
+    """
+    B, N, J = pi.shape
+    active = (sizes[None, :] > np.arange(N)[:, None]).sum(axis=1)
+    n_steps = int(np.count_nonzero(active))
+    slab = (np.arange(n_steps) + 2) * active[:n_steps] * J  # values stored per step
+    # segments of steps whose stored states fit in the budget
+    bounds = [0]
+    used = 0
+    for t in range(n_steps):
+        if used and used + slab[t] > MEMORY_BUDGET:
+            bounds.append(t)
+            used = 0
+        used += slab[t]
+    bounds.append(n_steps)
+    stored = np.empty(int(max(np.add.reduceat(slab, bounds[:-1]) if n_steps else [0])))
+    scratch = np.empty((N + 1) * B * J)
+    offsets = np.zeros(n_steps + 1, dtype=np.intp)
+    np.cumsum(slab, out=offsets[1:])
+
+    def state(t, start):
+        k = active[t]
+        lo = offsets[t] - offsets[start]
+        return stored[lo:lo + slab[t]].reshape(t + 2, k, J)
+
+    def forward(P, start, stop, store):
+        for t in range(start, stop):
+            k = active[t]
+            p = P[: t + 2, :k]
+            d = state(t, start) if store else scratch[: slab[t]].reshape(t + 2, k, J)
+            np.negative(p[0], out=d[0])
+            np.subtract(p[:-1], p[1:], out=d[1:])  # d(r) = p(r - 1) - p(r)
+            tmp = scratch[-slab[t]:].reshape(t + 2, k, J) if store else d
+            np.multiply(d, pi[:k, t], out=tmp)
+            p += tmp
+
+    P = np.zeros((N + 1, B, J))
+    P[0] = 1.0
+    single = len(bounds) == 2
+    checkpoints = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        if not single:
+            checkpoints.append(P[: start + 1].copy())
+        forward(P, start, stop, store=single)
+    result = np.ascontiguousarray(P[:N].transpose(1, 2, 0))
+
+    def backward(A):
+        grad_pi = np.zeros_like(pi)
+        adj = np.zeros((N + 1, B, J))
+        adj[:N] = A.transpose(2, 0, 1)
+        work = np.zeros_like(P) if not single else None
+        for seg in reversed(range(len(bounds) - 1)):
+            start, stop = bounds[seg], bounds[seg + 1]
+            if not single:  # recompute this segment's states from its checkpoint
+                work[:] = 0.0
+                work[: start + 1] = checkpoints[seg]
+                forward(work, start, stop, store=True)
+            for t in reversed(range(start, stop)):
+                k = active[t]
+                a = adj[: t + 2, :k]
+                d = state(t, start)
+                grad_pi[:k, t] = np.einsum("rbj,rbj->bj", a, d)
+                # adjoint of p^(t): a(r) + pi * (a(r + 1) - a(r)), r <= t
+                tmp = scratch[: (t + 1) * k * J].reshape(t + 1, k, J)
+                np.subtract(a[1:], a[:-1], out=tmp)
+                tmp *= pi[:k, t]
+                a[:-1] += tmp
+        return grad_pi
+
+    return result, backward
+
+
+def _rank_normal(pi, sizes, live):
+    """Discretised normal approximation of the rank distributions, and its reverse mode.
+
+    Rank ``r`` of target ``j`` gets the normal probability of
+    ``[r - 1/2, r + 1/2]``, renormalised over the ranks ``0 .. n - 1`` of its
+    query (``live``).
+    """
+    B, N, J = pi.shape
+    W = live.shape[1]
+    mean = pi.sum(axis=1)
+    var = (pi * (1.0 - pi)).sum(axis=1)
+    sd = np.sqrt(var + _VARIANCE_FLOOR)
+    edges = (np.arange(W + 1) - 0.5 - mean[:, :, None]) / sd[:, :, None]  # (B, J, W + 1)
+    cdf = ndtr(edges)
+    mass = np.diff(cdf, axis=2) * live[:, None, :]
+    top = np.take_along_axis(cdf, np.broadcast_to(sizes[:, None, None], (B, J, 1)), axis=2)
+    total = top[:, :, 0] - cdf[:, :, 0]
+    P = mass / total[:, :, None]
+
+    def backward(A):
+        A = A * live[:, None, :]
+        S = (A * P).sum(axis=2)
+        dmass = A / total[:, :, None]
+        dcdf = np.zeros_like(cdf)
+        dcdf[:, :, 1:] += dmass
+        dcdf[:, :, :-1] -= dmass
+        dtotal = -S / total
+        np.add.at(dcdf, (np.arange(B)[:, None], np.arange(J)[None, :], sizes[:, None]), dtotal)
+        dcdf[:, :, 0] -= dtotal
+        dedge = dcdf * np.exp(-0.5 * edges * edges) / _SQRT_2PI
+        dmean = -dedge.sum(axis=2) / sd
+        dvar = -(dedge * edges).sum(axis=2) / (2.0 * sd * sd)
+        return dmean[:, None, :] + dvar[:, None, :] * (1.0 - 2.0 * pi)
+
+    return P, backward
+
+
+def _normalise(P, axis):
+    """``P`` divided by its sums along ``axis`` (empty lines stay 0), with its reverse mode."""
+    total = P.sum(axis=axis, keepdims=True)
+    safe = np.where(total > 0, total, 1.0)
+    out = P / safe
+
+    def backward(A):
+        return (A - (A * out).sum(axis=axis, keepdims=True)) / safe
+
+    return out, backward

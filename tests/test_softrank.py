@@ -1,0 +1,306 @@
+"""SoftRank: fidelity of the rank distributions, SoftNDCG and its gradient; the ranker."""
+
+import itertools
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.stats import norm
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skrank import SoftRankRanker, make_ranking, ndcg_score
+from skrank._query import QueryLayout
+from skrank.losses import SoftRankLoss
+from skrank.losses import _softrank
+
+OPTIONS = [
+    {},
+    {"rank_distribution": "normal"},
+    {"rank_distribution": "hybrid", "n_exact": 2},
+    {"rank_distribution": "hybrid", "n_exact": 0},
+    {"sinkhorn_iterations": 3},
+    {"rank_distribution": "hybrid", "n_exact": 3, "sinkhorn_iterations": 2},
+    {"discount_alpha": 0.0},
+    {"discount_alpha": -1.0},
+    {"discount_alpha": -0.4, "truncation": 4},
+    {"discount_alpha": 0.5, "truncation": 1},
+    {"sigma": 0.2},
+]
+
+
+def _value_and_grad(loss, y, s, qid):
+    state = loss.prepare(y, QueryLayout(qid))
+    return loss.value_and_grad(s, state)
+
+
+def _enumerated(s, sigma):
+    """Rank distributions by enumerating all 2^(N-1) contest outcomes (the model)."""
+    n = len(s)
+    P = np.zeros((n, n))
+    for j in range(n):
+        others = [i for i in range(n) if i != j]
+        pi = norm.cdf((s[others] - s[j]) / (np.sqrt(2.0) * sigma))
+        for wins in itertools.product([0, 1], repeat=n - 1):
+            wins = np.array(wins, dtype=bool)
+            P[j, wins.sum()] += np.prod(np.where(wins, pi, 1.0 - pi))
+    return P
+
+
+def _queries(rng, sizes, n_levels=3):
+    qid = np.repeat(np.arange(len(sizes)) * 7 + 1, sizes)
+    perm = rng.permutation(qid.size)
+    y = rng.integers(0, n_levels, size=qid.size).astype(float)
+    return y[perm], rng.normal(size=qid.size)[perm], qid[perm]
+
+
+# ----------------------------------------------------------------------
+# Rank distributions
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 4.0])
+def test_binomial_equals_enumeration_of_contests(rng, n, sigma):
+    s = rng.normal(size=n)
+    expected = _enumerated(s, sigma)
+    for loss in (
+        SoftRankLoss(sigma),
+        # hybrid with every document exact is the exact model too
+        SoftRankLoss(sigma, rank_distribution="hybrid", n_exact=3),
+    ):
+        assert_allclose(loss.rank_distributions(s)[0], expected, atol=1e-14)
+
+
+def test_several_queries_give_each_querys_distributions(rng):
+    """Blocks of padded queries (sizes 1..9, rows shuffled) = one query at a time."""
+    sizes = [9, 1, 4, 6, 2, 8, 5, 3, 7]
+    y, s, qid = _queries(rng, sizes)
+    for options in ({}, {"rank_distribution": "normal"},
+                    {"rank_distribution": "hybrid", "n_exact": 2},
+                    {"sinkhorn_iterations": 4}):
+        loss = SoftRankLoss(**options)
+        together = loss.rank_distributions(s, qid)
+        for q, P in zip(np.unique(qid), together):
+            rows = qid == q
+            assert_allclose(P, loss.rank_distributions(s[rows])[0], atol=1e-14)
+
+
+@pytest.mark.parametrize("options", OPTIONS[:6], ids=repr)
+def test_rank_distributions_are_distributions(rng, options):
+    s = 2.0 * rng.normal(size=30)
+    P = SoftRankLoss(**options).rank_distributions(s)[0]
+    assert P.shape == (30, 30)
+    assert (P >= 0).all()
+    assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_sinkhorn_makes_rank_columns_sum_to_one(rng):
+    s = rng.normal(size=25)
+    plain = SoftRankLoss().rank_distributions(s)[0]
+    assert np.abs(plain.sum(axis=0) - 1.0).max() > 0.5  # not doubly stochastic yet
+    P = SoftRankLoss(sinkhorn_iterations=200).rank_distributions(s)[0]
+    assert (P >= 0).all()
+    assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)  # each iteration ends on rows
+    assert_allclose(P.sum(axis=0), 1.0, atol=1e-8)
+
+
+def test_normal_approximation_close_to_exact_for_200_documents(rng):
+    """Stated tolerance: entries within 0.05, total variation within 0.1, loss within 1e-3."""
+    s = rng.normal(size=200)
+    y = rng.integers(0, 3, size=200).astype(float)
+    exact = SoftRankLoss().rank_distributions(s)[0]
+    approx = SoftRankLoss(rank_distribution="normal").rank_distributions(s)[0]
+    assert np.abs(exact - approx).max() < 0.05
+    assert 0.5 * np.abs(exact - approx).sum(axis=1).max() < 0.1
+    qid = np.zeros(200)
+    value = _value_and_grad(SoftRankLoss(), y, s, qid)[0]
+    value_normal = _value_and_grad(SoftRankLoss(rank_distribution="normal"), y, s, qid)[0]
+    assert abs(value - value_normal) < 1e-3
+
+
+def test_hybrid_is_exact_for_the_chosen_documents(rng):
+    s = rng.normal(size=40)
+    exact = SoftRankLoss().rank_distributions(s)[0]
+    hybrid = SoftRankLoss(rank_distribution="hybrid", n_exact=5).rank_distributions(s)[0]
+    normal = SoftRankLoss(rank_distribution="normal").rank_distributions(s)[0]
+    order = np.argsort(-s)
+    ends = np.r_[order[:5], order[-5:]]
+    middle = order[5:-5]
+    assert_allclose(hybrid[ends], exact[ends], atol=1e-14)
+    assert_allclose(hybrid[middle], normal[middle], atol=1e-14)
+
+
+@pytest.mark.parametrize("rank_distribution", ["binomial", "normal", "hybrid"])
+def test_small_sigma_gives_deterministic_ranks_and_ndcg(rng, rank_distribution):
+    n = 12
+    s = rng.permutation(n) * 0.1 + rng.uniform(0, 0.01, size=n)
+    loss = SoftRankLoss(1e-6, rank_distribution=rank_distribution, n_exact=2)
+    P = loss.rank_distributions(s)[0]
+    ranks = np.argsort(np.argsort(-s))
+    assert_allclose(P, np.eye(n)[ranks], atol=1e-12)
+    y, _, qid = _queries(rng, [n, 9, 5])
+    s = rng.permutation(y.size) * 0.1
+    value = _value_and_grad(loss, y, s, qid)[0]
+    assert_allclose(1.0 - value, ndcg_score(y, s, qid=qid), rtol=1e-12)
+    for k in (1, 3):  # SoftNDCG@R tends to NDCG@R
+        truncated = SoftRankLoss(1e-6, rank_distribution=rank_distribution, truncation=k)
+        value = _value_and_grad(truncated, y, s, qid)[0]
+        assert_allclose(1.0 - value, ndcg_score(y, s, qid=qid, k=k), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------
+# SoftNDCG and its gradient
+def test_softndcg_known_value_two_documents():
+    """Two documents, labels 1 and 0: G = P(first ranked top) = pi_12."""
+    s = np.array([0.3, -0.2])
+    sigma = 0.7
+    value, grad = _value_and_grad(SoftRankLoss(sigma), np.array([1.0, 0.0]), s, [5, 5])
+    pi = norm.cdf(0.5 / (np.sqrt(2) * sigma))
+    # G = pi * D(0) + (1 - pi) * D(1), D(0) = 1, D(1) = 1 / log2(3)
+    g = pi + (1 - pi) / np.log2(3)
+    assert_allclose(value, 1.0 - g, rtol=1e-13)
+    dpi = norm.pdf(0.5 / (np.sqrt(2) * sigma)) / (np.sqrt(2) * sigma)
+    dg = dpi * (1 - 1 / np.log2(3))
+    assert_allclose(grad, [-dg, dg], rtol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [-1.0, -0.5, 0.0, 0.5, 1.0])
+def test_discount_family(alpha):
+    sizes = np.array([8, 5])
+    D = _softrank._discount(sizes, 8, alpha, None)
+    r = np.arange(8.0)
+    for b, n in enumerate(sizes):
+        u = r[:n] / n
+        ndcg, linear, square = 1 / np.log2(2 + r[:n]), 1 - u, 1 - u**2
+        expected = (alpha * ndcg + (1 - alpha) * linear if alpha >= 0
+                    else -alpha * square + (1 + alpha) * linear)
+        assert_allclose(D[b, :n], expected, rtol=1e-15)
+        assert (D[b, n:] == 0).all()
+        assert (np.diff(D[b, :n]) < 0).all()  # decreasing
+    assert_allclose(_softrank._discount(sizes, 8, alpha, 3)[:, 3:], 0.0)
+
+
+def test_queries_without_relevant_documents_contribute_nothing(rng):
+    y = np.array([0.0, 0.0, 0.0, 2.0, 1.0])
+    s = rng.normal(size=5)
+    qid = np.array([1, 1, 1, 2, 2])
+    value, grad = _value_and_grad(SoftRankLoss(), y, s, qid)
+    alone = _value_and_grad(SoftRankLoss(), y[3:], s[3:], qid[3:])[0]
+    assert_allclose(value, alone / 2, rtol=1e-14)  # mean over both queries
+    assert (grad[:3] == 0).all()
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=repr)
+def test_gradient_matches_finite_differences(rng, options):
+    """Every option, queries up to 50 documents, padded blocks, float64."""
+    y, s, qid = _queries(rng, [50, 1, 2, 9, 11, 6])
+    loss = SoftRankLoss(**options)
+    state = loss.prepare(y, QueryLayout(qid))
+    value, grad = loss.value_and_grad(s, state)
+    eps = 1e-6
+    numeric = np.empty_like(s)
+    for i in range(s.size):
+        step = np.zeros_like(s)
+        step[i] = eps
+        numeric[i] = (
+            loss.value_and_grad(s + step, state)[0] - loss.value_and_grad(s - step, state)[0]
+        ) / (2 * eps)
+    assert np.isfinite(value) and 0.0 <= value <= 1.0
+    assert np.abs(grad).max() > 1e-4  # not trivially zero
+    assert_allclose(grad, numeric, rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("options", [{}, {"rank_distribution": "hybrid", "n_exact": 4}], ids=repr)
+def test_checkpointed_recursion_equals_stored(rng, monkeypatch, options):
+    """A memory budget too small for one query recomputes states from checkpoints."""
+    y, s, qid = _queries(rng, [40, 23, 7])
+    loss = SoftRankLoss(**options)
+    value, grad = _value_and_grad(loss, y, s, qid)
+    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", 500)
+    value_c, grad_c = _value_and_grad(loss, y, s, qid)
+    assert_allclose(value_c, value, rtol=1e-14)
+    assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-17)
+
+
+def test_labels_must_be_non_negative():
+    with pytest.raises(ValueError, match=r"y must be non-negative.*-1"):
+        SoftRankLoss().prepare(np.array([1.0, -1.0]), QueryLayout([0, 0]))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"sigma": 0.0}, "sigma must be a positive"),
+        ({"sigma": -1.0}, "sigma must be a positive"),
+        ({"sigma": np.inf}, "sigma must be a positive"),
+        ({"n_exact": -1}, "n_exact must be a non-negative integer; got -1"),
+        ({"sinkhorn_iterations": 1.5}, "sinkhorn_iterations must be"),
+        ({"discount_alpha": 1.5}, r"discount_alpha must lie in \[-1, 1\]; got 1.5"),
+        ({"discount_alpha": -2}, "discount_alpha must lie"),
+        ({"truncation": 0}, "truncation must be None or a positive integer; got 0"),
+        ({"rank_distribution": "poisson"}, "rank_distribution must be one of"),
+    ],
+)
+def test_loss_rejects_bad_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        SoftRankLoss(**params)
+
+
+# ----------------------------------------------------------------------
+# The ranker
+@pytest.fixture(scope="module")
+def split_data():
+    X, y, qid = make_ranking(n_queries=60, n_docs=12, n_features=6, noise=0.3, random_state=0)
+    train = qid < 40
+    return (X[train], y[train], qid[train]), (X[~train], y[~train], qid[~train])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"rank_distribution": "normal"},
+        {"rank_distribution": "hybrid", "n_exact": 3, "discount_alpha": 0.0},
+        # the paper's set-up: small net, SGD one query at a time, x0.8 decay
+        {"hidden_layer_sizes": (5,), "solver": "sgd", "batch_size": 1,
+         "learning_rate_init": 0.05, "learning_rate_decay": 0.8},
+        {"solver": "lbfgs", "sinkhorn_iterations": 2},
+    ],
+    ids=repr,
+)
+def test_ranker_learns_to_rank(split_data, params):
+    (X, y, qid), (X_test, y_test, qid_test) = split_data
+    ranker = SoftRankRanker(random_state=0, **params).fit(X, y, qid=qid)
+    chance = np.mean([
+        ndcg_score(y_test, np.random.default_rng(i).normal(size=y_test.size), qid=qid_test, k=10)
+        for i in range(5)
+    ])
+    assert ranker.score(X_test, y_test, qid=qid_test) > chance + 0.15
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_ranker_improves_its_training_softndcg(split_data):
+    (X, y, qid), _ = split_data
+    ranker = SoftRankRanker(random_state=0, early_stopping=False, max_iter=30).fit(X, y, qid=qid)
+    assert ranker.loss_curve_[-1] < ranker.loss_curve_[0] - 0.05
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"sigma": 0.0}, "sigma"),
+        ({"n_exact": -1}, "n_exact"),
+        ({"discount_alpha": 1.5}, "discount_alpha"),
+        ({"discount_alpha": -1.01}, "discount_alpha"),
+        ({"truncation": 0}, "truncation"),
+        ({"rank_distribution": "exact"}, "rank_distribution"),
+        ({"sinkhorn_iterations": -2}, "sinkhorn_iterations"),
+    ],
+)
+def test_ranker_rejects_bad_parameters_by_name(split_data, params, name):
+    (X, y, qid), _ = split_data
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+        SoftRankRanker(**params).fit(X, y, qid=qid)
+
+
+def test_ranker_rejects_negative_labels(split_data):
+    (X, y, qid), _ = split_data
+    with pytest.raises(ValueError, match="non-negative"):
+        SoftRankRanker(early_stopping=False).fit(X, y - 1.0, qid=qid)
