@@ -52,7 +52,7 @@ RANKERS = {
     ),
     "SoftRank": RankerEntry(
         lambda **p: SoftRankRanker(random_state=0, **p),
-        {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-2]},
+        {"hidden_layer_sizes": [(), (5,)], "sigma": [0.03, 0.1, 1.0]},
     ),
 }
 

@@ -18,7 +18,8 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import ndtr
 
-from ._base import ListwiseLoss, LossState
+from .._query import QueryLayout
+from ._base import ListwiseLoss, LossState, _check_finite_vector
 
 #: Float64 values the stored recursion states of one block may occupy
 #: (128 MiB); beyond it the recursion is split into segments that are
@@ -206,9 +207,6 @@ class SoftRankLoss(ListwiseLoss):
             top) of the query's ``j``-th row, rows in their original order.
             Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``.
         """
-        from .._query import QueryLayout
-        from ._base import _check_finite_vector
-
         scores = np.asarray(scores, dtype=np.float64)
         layout = QueryLayout(np.zeros(scores.shape[0], dtype=np.int64) if qid is None else qid)
         s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))

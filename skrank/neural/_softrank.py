@@ -18,9 +18,10 @@ class SoftRankRanker(BaseNeuralRanker):
 
     Parameters
     ----------
-    sigma : float, default=1.0
+    sigma : float, default=0.1
         Standard deviation :math:`\sigma` of the Gaussian smoothing of the
-        scores (see Notes for how it interacts with ``alpha``).
+        scores (see Notes for how it interacts with the scale of the scores
+        and ``alpha``, and for how the default was chosen).
     rank_distribution : {"binomial", "normal", "hybrid"}, default="binomial"
         ``"binomial"``: the exact Rank-Binomial recursion,
         :math:`O(N^3)` per query of :math:`N` documents. ``"normal"``: its
@@ -110,9 +111,19 @@ class SoftRankRanker(BaseNeuralRanker):
     The paper trains a two-layer network of 3-10 hidden units with SGD on
     one query at a time and multiplies the step size by 0.8 whenever the
     training NDCG does not improve (§4.5): ``hidden_layer_sizes=(h,),
-    solver="sgd", batch_size=1, learning_rate_decay=0.8``. The defaults are
-    the shared ones of the neural rankers (Adam on mini-batches of 8
-    queries, early stopping on NDCG@10 of held-out queries).
+    solver="sgd", batch_size=1, learning_rate_decay=0.8``. The other defaults
+    are the shared ones of the neural rankers (Adam on mini-batches of 8
+    queries, early stopping on NDCG@10 of held-out queries). The default
+    ``sigma=0.1`` is a compromise measured on two kinds of features. On the
+    five OHSUMED folds of LETOR 3.0 (features scaled to [0, 1] per query,
+    linear model, seed 0, early stopping on vali, mean test NDCG@10 with the
+    LETOR convention) smaller was better: 0.400 for ``sigma=1``, 0.452 for
+    0.1, 0.463 for 0.03, 0.460 for 0.01; from small initial weights a small
+    ``sigma`` anneals fast, while ``sigma=1`` left the contests nearly coin
+    tosses for the epochs that early stopping allowed. On standardised
+    features (:func:`~skrank.datasets.make_ranking`, the bundled LightGBM
+    sample) 0.1 to 1 did equally well and 0.03 stopped early on a poor
+    model. Tune ``sigma`` with the rest for your features.
 
     References
     ----------
@@ -144,7 +155,7 @@ class SoftRankRanker(BaseNeuralRanker):
     def __init__(
         self,
         *,
-        sigma=1.0,
+        sigma=0.1,
         rank_distribution="binomial",
         n_exact=10,
         sinkhorn_iterations=0,
