@@ -1,8 +1,11 @@
-"""Where the benchmarks find the LETOR data beside the repository."""
+"""What the benchmarks share: where the LETOR data is, and how a timing is taken."""
 
 import os
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
 
 
 def ohsumed_root():
@@ -24,3 +27,14 @@ def ohsumed_root():
         + ", ".join(str(p) for p in candidates)
         + ". Set SKRANK_SHARED_DATA to the folder that holds ohsumed/Fold1..Fold5."
     )
+
+
+def median_time(func, repeat):
+    """Median wall time of ``func()`` over ``repeat`` runs, after one warm-up."""
+    func()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))

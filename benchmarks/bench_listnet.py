@@ -33,20 +33,9 @@ from skrank.losses import ListNetLoss
 from skrank.neural._base import _objective
 from skrank.neural._networks import ScoringNetwork
 
-from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
+from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
 
 GOAL = 3.0
-
-
-def median_time(func, repeat):
-    """Median wall time of ``func()`` over ``repeat`` runs, after one warm-up."""
-    func()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def measure(name, X, y, qid, repeat):

@@ -98,6 +98,31 @@ hidden_layer_sizes : tuple of int, default=()
         ``random_state``."""
 
 
+#: Documentation of the fitted attributes every neural ranker shares.
+SHARED_ATTRIBUTES = """\
+coefs_ : list of ndarray
+        Weight matrices, ``coefs_[i]`` of shape ``(n_units_in, n_units_out)``;
+        the last one maps to the single score.
+    intercepts_ : list of ndarray
+        Biases of the hidden layers (empty for the linear model; the output
+        layer has none).
+    n_iter_ : int
+        Epochs (or L-BFGS iterations) run by the kept restart.
+    loss_curve_ : list of float
+        Training objective (mean loss per query plus penalty) after each
+        epoch of the kept restart.
+    validation_scores_ : list of float or None
+        ``validation_scoring`` on the held-out queries after each epoch;
+        None without early stopping.
+    best_validation_score_ : float or None
+        Best of ``validation_scores_`` (the weights kept are from that
+        epoch); None without early stopping.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names seen during fit, when ``X`` has string column names."""
+
+
 class BaseNeuralRanker(BaseEstimator):
     """Base class of the neural listwise rankers (the shared fit loop).
 

@@ -1,7 +1,7 @@
 """ListNetRanker: the ListNet listwise ranker (Cao et al., ICML 2007)."""
 
 from ..losses import ListNetLoss
-from ._base import SHARED_PARAMETERS, BaseNeuralRanker
+from ._base import SHARED_ATTRIBUTES, SHARED_PARAMETERS, BaseNeuralRanker
 
 
 class ListNetRanker(BaseNeuralRanker):
@@ -18,27 +18,7 @@ class ListNetRanker(BaseNeuralRanker):
 
     Attributes
     ----------
-    coefs_ : list of ndarray
-        Weight matrices, ``coefs_[i]`` of shape ``(n_units_in, n_units_out)``;
-        the last one maps to the single score.
-    intercepts_ : list of ndarray
-        Biases of the hidden layers (empty for the linear model; the output
-        layer has none).
-    n_iter_ : int
-        Epochs (or L-BFGS iterations) run by the kept restart.
-    loss_curve_ : list of float
-        Training objective (mean loss per query plus penalty) after each
-        epoch of the kept restart.
-    validation_scores_ : list of float or None
-        ``validation_scoring`` on the held-out queries after each epoch;
-        None without early stopping.
-    best_validation_score_ : float or None
-        Best of ``validation_scores_`` (the weights kept are from that
-        epoch); None without early stopping.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Feature names seen during fit, when ``X`` has string column names.
+    """ + SHARED_ATTRIBUTES + r"""
 
     See Also
     --------
