@@ -1,6 +1,7 @@
 """SoftRank: fidelity of the rank distributions, SoftNDCG and its gradient; the ranker."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -208,15 +209,63 @@ def test_gradient_matches_finite_differences(rng, options):
 
 
 @pytest.mark.parametrize("options", [{}, {"rank_distribution": "hybrid", "n_exact": 4}], ids=repr)
-def test_checkpointed_recursion_equals_stored(rng, monkeypatch, options):
-    """A memory budget too small for one query recomputes states from checkpoints."""
+def test_targets_in_chunks_equal_one_pass(rng, monkeypatch, options):
+    """A memory budget too small for a query's states processes its targets in chunks."""
     y, s, qid = _queries(rng, [40, 23, 7])
     loss = SoftRankLoss(**options)
     value, grad = _value_and_grad(loss, y, s, qid)
-    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", 500)
+    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", 2000)
     value_c, grad_c = _value_and_grad(loss, y, s, qid)
     assert_allclose(value_c, value, rtol=1e-14)
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-17)
+
+
+@pytest.mark.parametrize("budget", [1, 50, 500, 3000])
+def test_rank_binomial_chunks_in_a_block_of_several_queries(rng, monkeypatch, budget):
+    """Queries of one block finish at different steps; chunks of targets change nothing."""
+    sizes = np.array([20, 19, 17, 16])
+    B, W = len(sizes), sizes[0]
+    pi = rng.uniform(size=(B, W, W))
+    real = np.arange(W) < sizes[:, None]
+    pi *= real[:, :, None] & real[:, None, :]
+    pi[:, np.arange(W), np.arange(W)] = 0.0
+    A = rng.normal(size=(B, W, W))
+    P, back = _softrank._rank_binomial(pi, sizes)
+    grad = back(A)
+    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", budget)
+    P_c, back_c = _softrank._rank_binomial(pi, sizes)
+    assert_allclose(P_c, P, rtol=1e-15, atol=1e-300)
+    assert_allclose(back_c(A), grad, rtol=1e-13, atol=1e-300)
+    P_v, none = _softrank._rank_binomial(pi, sizes, need_grad=False)
+    assert none is None
+    assert_allclose(P_v, P, rtol=1e-15, atol=1e-300)
+    for b, n in enumerate(sizes):  # each query's distributions stop at its size
+        assert_allclose(P[b, :n].sum(axis=1), 1.0, rtol=1e-13)
+        assert (P[b, :n, n:] == 0).all()
+
+
+def test_sinkhorn_alternates_columns_then_rows(rng):
+    s = rng.normal(size=8)
+    P = SoftRankLoss().rank_distributions(s)[0]
+    for _ in range(3):
+        P = P / P.sum(axis=0, keepdims=True)
+        P = P / P.sum(axis=1, keepdims=True)
+    assert_allclose(SoftRankLoss(sinkhorn_iterations=3).rank_distributions(s)[0], P,
+                    rtol=1e-13)
+
+
+@pytest.mark.parametrize("options", OPTIONS[:6], ids=repr)
+@pytest.mark.parametrize("scale", [1e4, 1e300])
+def test_extreme_scores_and_labels_stay_finite_without_warnings(rng, options, scale):
+    y, s, qid = _queries(rng, [9, 4, 1, 6])
+    loss = SoftRankLoss(**options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for labels in (y, y * 1e4, np.zeros_like(y)):
+            value, grad = _value_and_grad(loss, labels, np.sign(s) * scale, qid)
+            assert np.isfinite(value) and np.isfinite(grad).all()
+        value, grad = _value_and_grad(SoftRankLoss(1e-300, **options), y, s, qid)
+        assert np.isfinite(value) and np.isfinite(grad).all()
 
 
 def test_labels_must_be_non_negative():

@@ -9,8 +9,8 @@ Queries are processed in padded blocks of similar sizes
 over all target documents of all queries of a block at once: one array
 operation per recursion step (one step per document that is added), never a
 Python loop over documents. Its gradient is taken in reverse mode through the
-recursion, with the intermediate states stored, or recomputed from
-checkpoints when they would not fit in :data:`MEMORY_BUDGET`.
+recursion, with the intermediate states stored; the targets are processed in
+chunks when the states would not fit in :data:`MEMORY_BUDGET`.
 """
 
 from numbers import Integral, Real
@@ -22,8 +22,9 @@ from .._query import QueryLayout
 from ._base import ListwiseLoss, LossState, _check_finite_vector
 
 #: Float64 values the stored recursion states of one block may occupy
-#: (128 MiB); beyond it the recursion is split into segments that are
-#: recomputed from checkpoints during the backward pass.
+#: (128 MiB); beyond it the targets of the recursion are processed in
+#: chunks (a single target of a query of N documents stores about N^2/2
+#: values, so the budget holds for N up to about 5800).
 MEMORY_BUDGET = 2**24
 
 #: Added to the variance of the normal approximation, so that a document
@@ -94,7 +95,9 @@ class SoftRankLoss(ListwiseLoss):
     :math:`G_{\max} = 0` (no relevant document) has loss 0 and no gradient.
     Gains are computed relative to the largest of the query, which leaves
     :math:`\mathcal G` unchanged and keeps large labels finite; labels must be
-    non-negative.
+    non-negative. Queries without a relevant document still count in the
+    mean over queries, so the loss of a set of queries is the mean of their
+    losses, as the mean NDCG is the mean of theirs.
 
     The training discount (§4.7) is, with :math:`u = r/N`,
 
@@ -113,7 +116,8 @@ class SoftRankLoss(ListwiseLoss):
     one document at a time, at the cost of one more pass over the stored
     states, :math:`O(N^3)` in all rather than :math:`O(N^4)`. The selection
     of exact documents by ``"hybrid"`` depends on the order of the scores
-    and is held fixed when differentiating.
+    (exact ties broken by row order within the query) and is held fixed
+    when differentiating.
 
     References
     ----------
@@ -182,7 +186,7 @@ class SoftRankLoss(ListwiseLoss):
         for queries, slots, valid in self._blocks(layout):
             s = np.where(valid, s_sorted[slots], 0.0)
             g = np.where(valid, gain[slots], 0.0)
-            loss, gs = self._block(s, g, valid, need_grad=True)
+            loss, gs = self._block(s, g, valid)
             per_query[queries] = loss
             grad[slots[valid]] = gs[valid]
         return per_query, grad
@@ -213,7 +217,7 @@ class SoftRankLoss(ListwiseLoss):
         out = [None] * layout.n_queries
         for queries, slots, valid in self._blocks(layout):
             s = np.where(valid, s_sorted[slots], 0.0)
-            P = self._distributions(s, valid)[0]
+            P = self._distributions(s, valid, need_grad=False)[0]
             for b, q in enumerate(queries):
                 n = layout.sizes[q]
                 out[q] = P[b, :n, :n].copy()
@@ -232,29 +236,33 @@ class SoftRankLoss(ListwiseLoss):
 
         return layout.size_blocks(growth=1.25, max_cost=MEMORY_BUDGET, cost=cost)
 
-    def _distributions(self, s, valid):
+    def _distributions(self, s, valid, *, need_grad=True):
         """Rank distributions of a block and the function that back-propagates them.
 
-        Returns ``(P, pi, pair, backward)``: ``P[b, j, r]``, the contest
+        Returns ``(P, pi, pair, z, backward)``: ``P[b, j, r]``, the contest
         probabilities ``pi[b, i, j]`` (0 on the diagonal and in padding), the
-        mask of real pairs, and ``backward(A) -> dG/dpi`` for an adjoint
-        ``A = dG/dP``.
+        mask of real pairs, the standardised differences ``z[b, i, j]``
+        (clipped to +-40, where the normal CDF and density are saturated) and
+        ``backward(A) -> dG/dpi`` for an adjoint ``A = dG/dP`` (only valid with
+        ``need_grad``; without it the exact recursion stores no states).
         """
         B, W = s.shape
         sizes = valid.sum(axis=1)
         pair = valid[:, :, None] & valid[:, None, :]
         pair[:, np.arange(W), np.arange(W)] = False
-        z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
+        with np.errstate(over="ignore"):  # differences beyond 1e308 clip to 40
+            z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
+        np.clip(z, -40.0, 40.0, out=z)
         pi = np.where(pair, ndtr(z), 0.0)
         ranks = np.arange(W)
         live = ranks < sizes[:, None]  # ranks a query can take, shape (B, W)
 
         if self.rank_distribution == "binomial":
-            P, back = _rank_binomial(pi, sizes)
+            P, back = _rank_binomial(pi, sizes, need_grad=need_grad)
         elif self.rank_distribution == "normal":
             P, back = _rank_normal(pi, sizes, live)
         else:
-            P, back = self._rank_hybrid(s, pi, sizes, valid, live)
+            P, back = self._rank_hybrid(s, pi, sizes, valid, live, need_grad)
         P *= valid[:, :, None]
 
         steps = []
@@ -271,7 +279,7 @@ class SoftRankLoss(ListwiseLoss):
 
         return P, pi, pair, z, backward
 
-    def _rank_hybrid(self, s, pi, sizes, valid, live):
+    def _rank_hybrid(self, s, pi, sizes, valid, live, need_grad):
         """Exact distributions for the top and bottom ``n_exact`` documents, normal elsewhere."""
         B, W = s.shape
         P, back_normal = _rank_normal(pi, sizes, live)
@@ -288,7 +296,7 @@ class SoftRankLoss(ListwiseLoss):
         b_idx = np.broadcast_to(np.arange(B)[:, None], (B, J))
         pi_sel = pi[b_idx[:, None, :], np.arange(W)[None, :, None], sel[:, None, :]]
         pi_sel *= chosen[:, None, :]
-        P_exact, back_exact = _rank_binomial(pi_sel, sizes)
+        P_exact, back_exact = _rank_binomial(pi_sel, sizes, need_grad=need_grad)
         rows, cols = b_idx[chosen], sel[chosen]
         is_exact = np.zeros((B, W), dtype=bool)
         is_exact[rows, cols] = True
@@ -304,7 +312,7 @@ class SoftRankLoss(ListwiseLoss):
 
         return P, backward
 
-    def _block(self, s, gain, valid, *, need_grad):
+    def _block(self, s, gain, valid):
         """Per-query losses of a block and the gradient of their sum."""
         B, W = s.shape
         sizes = valid.sum(axis=1)
@@ -316,8 +324,6 @@ class SoftRankLoss(ListwiseLoss):
         P, pi, pair, z, backward = self._distributions(s, valid)
         softndcg = np.einsum("bj,bjr,br->b", weight, P, D)
         loss = np.where(has_gain, 1.0 - softndcg, 0.0)
-        if not need_grad:
-            return loss, None
         A = -weight[:, :, None] * D[:, None, :]
         grad_pi = backward(A)
         grad_pi *= pair
@@ -342,7 +348,7 @@ def _discount(sizes, width, alpha, truncation):
     return D
 
 
-def _rank_binomial(pi, sizes):
+def _rank_binomial(pi, sizes, *, need_grad=True):
     """Exact Rank-Binomial distributions of a block, and their reverse mode.
 
     ``pi[b, i, j]`` is the probability that document ``i`` beats target
@@ -353,73 +359,76 @@ def _rank_binomial(pi, sizes):
     target)``, so that the ranks a step touches (at most ``t + 2``) are one
     contiguous slab.
 
-    Returns ``P[b, j, r]`` and ``backward(A) -> dG/dpi`` for ``A = dG/dP``.
+    The targets are independent, so when the states stored for the reverse
+    mode would exceed :data:`MEMORY_BUDGET`, they are processed in chunks of
+    targets, each within the budget (at least one target per chunk).
+
+    Returns ``P[b, j, r]`` and ``backward(A) -> dG/dpi`` for ``A = dG/dP``
+    (None without ``need_grad``).
     """
     B, N, J = pi.shape
     active = (sizes[None, :] > np.arange(N)[:, None]).sum(axis=1)
     n_steps = int(np.count_nonzero(active))
-    slab = (np.arange(n_steps) + 2) * active[:n_steps] * J  # values stored per step
-    # segments of steps whose stored states fit in the budget
-    bounds = [0]
-    used = 0
-    for t in range(n_steps):
-        if used and used + slab[t] > MEMORY_BUDGET:
-            bounds.append(t)
-            used = 0
-        used += slab[t]
-    bounds.append(n_steps)
-    stored = np.empty(int(max(np.add.reduceat(slab, bounds[:-1]) if n_steps else [0])))
-    scratch = np.empty((N + 1) * B * J)
+    active = active[:n_steps]
+    per_target = int(((np.arange(n_steps) + 2) * active).sum())  # stored values
+    chunk = J if not need_grad else max(1, min(J, MEMORY_BUDGET // per_target))
+    parts = [
+        _rank_binomial_targets(pi[:, :, lo:lo + chunk], active, need_grad)
+        for lo in range(0, J, chunk)
+    ]
+    P = parts[0][0] if len(parts) == 1 else np.concatenate([p for p, _ in parts], axis=1)
+    if not need_grad:
+        return P, None
+
+    def backward(A):
+        if len(parts) == 1:
+            return parts[0][1](A)
+        return np.concatenate(
+            [back(A[:, lo:lo + chunk]) for lo, (_, back) in zip(range(0, J, chunk), parts)],
+            axis=2,
+        )
+
+    return P, backward
+
+
+def _rank_binomial_targets(pi, active, store):
+    """:func:`_rank_binomial` for one chunk of targets, storing every state if ``store``."""
+    B, N, J = pi.shape
+    n_steps = len(active)
+    slab = (np.arange(n_steps) + 2) * active * J  # values of step t's state
     offsets = np.zeros(n_steps + 1, dtype=np.intp)
     np.cumsum(slab, out=offsets[1:])
-
-    def state(t, start):
-        k = active[t]
-        lo = offsets[t] - offsets[start]
-        return stored[lo:lo + slab[t]].reshape(t + 2, k, J)
-
-    def forward(P, start, stop, store):
-        for t in range(start, stop):
-            k = active[t]
-            p = P[: t + 2, :k]
-            d = state(t, start) if store else scratch[: slab[t]].reshape(t + 2, k, J)
-            np.negative(p[0], out=d[0])
-            np.subtract(p[:-1], p[1:], out=d[1:])  # d(r) = p(r - 1) - p(r)
-            tmp = scratch[-slab[t]:].reshape(t + 2, k, J) if store else d
-            np.multiply(d, pi[:k, t], out=tmp)
-            p += tmp
-
+    stored = np.empty(offsets[-1] if store else 0)
+    scratch = np.empty((N + 1) * B * J)
     P = np.zeros((N + 1, B, J))
     P[0] = 1.0
-    single = len(bounds) == 2
-    checkpoints = []
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        if not single:
-            checkpoints.append(P[: start + 1].copy())
-        forward(P, start, stop, store=single)
+    for t in range(n_steps):
+        k = active[t]
+        p = P[: t + 2, :k]
+        shape = (t + 2, k, J)
+        d = stored[offsets[t]:offsets[t + 1]].reshape(shape) if store else \
+            scratch[: slab[t]].reshape(shape)
+        np.negative(p[0], out=d[0])
+        np.subtract(p[:-1], p[1:], out=d[1:])  # d(r) = p(r - 1) - p(r)
+        tmp = scratch[: slab[t]].reshape(shape) if store else d
+        np.multiply(d, pi[:k, t], out=tmp)
+        p += tmp
     result = np.ascontiguousarray(P[:N].transpose(1, 2, 0))
 
     def backward(A):
         grad_pi = np.zeros_like(pi)
         adj = np.zeros((N + 1, B, J))
         adj[:N] = A.transpose(2, 0, 1)
-        work = np.zeros_like(P) if not single else None
-        for seg in reversed(range(len(bounds) - 1)):
-            start, stop = bounds[seg], bounds[seg + 1]
-            if not single:  # recompute this segment's states from its checkpoint
-                work[:] = 0.0
-                work[: start + 1] = checkpoints[seg]
-                forward(work, start, stop, store=True)
-            for t in reversed(range(start, stop)):
-                k = active[t]
-                a = adj[: t + 2, :k]
-                d = state(t, start)
-                grad_pi[:k, t] = np.einsum("rbj,rbj->bj", a, d)
-                # adjoint of p^(t): a(r) + pi * (a(r + 1) - a(r)), r <= t
-                tmp = scratch[: (t + 1) * k * J].reshape(t + 1, k, J)
-                np.subtract(a[1:], a[:-1], out=tmp)
-                tmp *= pi[:k, t]
-                a[:-1] += tmp
+        for t in reversed(range(n_steps)):
+            k = active[t]
+            a = adj[: t + 2, :k]
+            d = stored[offsets[t]:offsets[t + 1]].reshape(t + 2, k, J)
+            grad_pi[:k, t] = np.einsum("rbj,rbj->bj", a, d)
+            # adjoint of p^(t): a(r) + pi * (a(r + 1) - a(r)), r <= t
+            tmp = scratch[: (t + 1) * k * J].reshape(t + 1, k, J)
+            np.subtract(a[1:], a[:-1], out=tmp)
+            tmp *= pi[:k, t]
+            a[:-1] += tmp
         return grad_pi
 
     return result, backward

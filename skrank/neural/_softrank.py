@@ -86,7 +86,7 @@ class SoftRankRanker(BaseNeuralRanker):
     and further from the true NDCG, a very small one lets it approach the
     piecewise-constant NDCG with vanishing gradients. Only the ratio of the
     scale of :math:`f` to ``sigma`` matters, so ``sigma`` and ``alpha``
-    should be tuned together (or ``sigma`` left at 1).
+    should be tuned together (or ``sigma`` left at its default).
 
     The paper trains a two-layer network of 3-10 hidden units with SGD on
     one query at a time and multiplies the step size by 0.8 whenever the
