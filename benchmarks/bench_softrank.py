@@ -20,10 +20,10 @@ Four measurements of :class:`skrank.losses.SoftRankLoss` (``sigma=1.0``,
 
        3 * N * sum_{t=0}^{N-1} (t+2) = 3 * N * N * (N+3) / 2
 
-   multiply-adds (everything else, O(N^2), is not counted; nor is the second
-   forward pass run when the stored states of a query exceed
-   ``skrank.losses._softrank.MEMORY_BUDGET``, as at N = 400, where the
-   states are recomputed from checkpoints). Its rate (count /
+   multiply-adds (everything else, O(N^2), is not counted; when the stored
+   states exceed ``skrank.losses._softrank.MEMORY_BUDGET``, as at N = 400,
+   the targets are processed in chunks, which adds Python overhead but no
+   arithmetic). Its rate (count /
    time) is compared with that of numpy's ``a*b + c`` on N x N float64 arrays,
    the size of one recursion step's arrays (N*N multiply-adds / time), timed
    in the same run. The goal is a ratio of at least 0.30, judged at N = 400,
