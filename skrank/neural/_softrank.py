@@ -105,6 +105,13 @@ class SoftRankRanker(BaseNeuralRanker):
     sample) 0.1 to 1 did equally well and 0.03 stopped early on a poor
     model. Tune ``sigma`` with the rest for your features.
 
+    The paper found a linear training discount (``discount_alpha`` near 0)
+    to generalise best on web data. On OHSUMED the NDCG discount did: mean
+    vali NDCG@10 over the five folds (default settings, early stopping on
+    vali) was 0.456, 0.455, 0.450, 0.460 and 0.467 for ``discount_alpha`` =
+    -1, -0.5, 0, 0.5 and 1, within a fold-to-fold spread of about 0.05; the
+    default stays 1.
+
     References
     ----------
     .. [1] M. Taylor, J. Guiver, S. Robertson and T. Minka, "SoftRank:
