@@ -194,6 +194,43 @@ class QueryLayout:
         self.sizes = np.diff(self.offsets)
         self.max_size = int(self.sizes.max())
 
+    @classmethod
+    def from_sizes(cls, sizes, unique_qid=None):
+        """Layout of rows already grouped by query, from the sizes of the queries.
+
+        For internal bookkeeping (e.g. a mini-batch of whole queries): the ids
+        are not validated and the per-row ``qid`` is only built if asked for,
+        so construction costs O(n_queries).
+
+        Parameters
+        ----------
+        sizes : array-like of int, shape (n_queries,)
+            Positive number of rows of each query, in row order.
+        unique_qid : ndarray of shape (n_queries,), default=None
+            Id of each query (sorted and distinct); None numbers them 0, 1, ...
+
+        Returns
+        -------
+        layout : QueryLayout
+            Its ``order`` is None: sorted order is row order.
+        """
+        layout = cls.__new__(cls)
+        sizes = np.asarray(sizes, dtype=np.intp)
+        layout.unique_qid = np.arange(len(sizes)) if unique_qid is None else unique_qid
+        layout.order = None
+        layout.offsets = np.zeros(len(sizes) + 1, dtype=np.intp)
+        np.cumsum(sizes, out=layout.offsets[1:])
+        layout.sizes = sizes
+        layout.n_samples = int(layout.offsets[-1])
+        layout.n_queries = len(sizes)
+        layout.max_size = int(sizes.max())
+        return layout
+
+    @cached_property
+    def qid(self):
+        """The query id of each row, in row order."""
+        return self.expand(self.unique_qid)
+
     # ------------------------------------------------------------------
     # Moving between row order and sorted order
     @property
