@@ -1,10 +1,11 @@
-"""Shared fixtures: the LETOR data beside the repository, seeds."""
+"""Shared fixtures: the LETOR data beside the repository, seeds, metadata routing."""
 
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sklearn
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,3 +36,21 @@ def shared_data():
 def rng():
     """A seeded random generator."""
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def metadata_routing():
+    """Context manager factory for scikit-learn's metadata routing.
+
+    ``with metadata_routing():`` turns routing on for the block, and
+    ``with metadata_routing(routing):`` sets it to a parametrised value. The
+    previous setting comes back when the block exits
+    (``sklearn.config_context``). Tests turn routing on only for the block that
+    needs it, so code outside the block runs with routing off, scikit-learn's
+    default, which our helpers must support.
+    """
+
+    def context(enabled=True):
+        return sklearn.config_context(enable_metadata_routing=enabled)
+
+    return context

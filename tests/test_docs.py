@@ -1,5 +1,6 @@
 """The README's code and the examples run as written."""
 
+import os
 import re
 import runpy
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
 def _readme_python_blocks():
@@ -36,9 +38,25 @@ def test_readme_test_command_is_what_ci_runs():
     assert ci.rstrip().splitlines()[-1] == command
 
 
-@pytest.mark.parametrize(
-    "path", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name
-)
+def test_suite_collects_without_the_letor_data(tmp_path):
+    # A clone without ../shared/data must collect every test; the data tests
+    # then skip (fail with CI=true, which is cleared here). .ci/run checks it too.
+    env = {**os.environ, "SKRANK_SHARED_DATA": str(tmp_path / "no-data"), "CI": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests", "--collect-only", "-qq",
+         "-p", "no:cacheprovider"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def test_examples_are_found():
+    # Guards test_example_runs, which an empty glob would turn into no test.
+    names = {path.name for path in EXAMPLES}
+    assert {"plot_grouped_cv.py", "plot_listnet.py"} <= names
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs(path, capsys, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")  # no display
     runpy.run_path(str(path), run_name="__main__")

@@ -53,10 +53,6 @@ def shuffled(data):
     return X[perm], y[perm], np.array([f"q{q}" for q in qid])[perm]
 
 
-def routing_on():
-    return sklearn.config_context(enable_metadata_routing=True)
-
-
 class QidRecorder(RegressorMixin, BaseEstimator):
     """Ridge-like least squares whose ``fit`` takes ``qid`` and records it."""
 
@@ -269,7 +265,10 @@ def test_as_many_folds_as_queries_is_leave_one_query_out(data):
 
 def test_qid_of_wrong_length_raises(data):
     X, y, qid = data
-    with pytest.raises(ValueError, match="qid"):
+    n = len(y)
+    with pytest.raises(
+        ValueError, match=f"qid must have one entry per row: expected {n} entries, got {n - 1}"
+    ):
         cross_validate_ranker(Ridge(), X, y, qid=qid[:-1])
 
 
@@ -281,7 +280,7 @@ def test_y_of_wrong_length_raises(data):
 
 def test_qid_inside_params_raises(data):
     X, y, qid = data
-    with pytest.raises(ValueError, match="qid"):
+    with pytest.raises(ValueError, match="Pass qid as the qid argument, not inside params"):
         cross_validate_ranker(Ridge(), X, y, qid=qid, params={"qid": qid})
 
 
@@ -446,12 +445,12 @@ def test_scorer_returning_a_non_number_raises(data):
         cross_validate_ranker(Ridge(), X, y, qid=qid, scoring=bad)
 
 
-def test_pipeline_with_routing_on(data):
+def test_pipeline_with_routing_on(data, metadata_routing):
     # With routing on, a Pipeline routes qid to QueryNormalizer in fit and in
     # predict: the scores equal per-query normalisation done by hand.
     X, y, qid = data
     pipe = make_pipeline(QueryNormalizer(), Ridge())
-    with routing_on():
+    with metadata_routing():
         got = cross_validate_ranker(pipe, X, y, qid=qid)
     expected = []
     for train, test in group_splits(X, y, qid):
@@ -479,9 +478,9 @@ def manual_search(X, y, qid, metric, **kwargs):
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_search_equals_manual_group_kfold(data, routing):
+def test_search_equals_manual_group_kfold(data, routing, metadata_routing):
     X, y, qid = data
-    with sklearn.config_context(enable_metadata_routing=routing):
+    with metadata_routing(routing):
         search = RankerSearchCV(Ridge(), {"alpha": ALPHAS}).fit(X, y, qid=qid)
     expected = manual_search(X, y, qid, ndcg_score, k=10)
     assert expected[0].mean() != pytest.approx(expected[1].mean())
@@ -549,9 +548,9 @@ def test_search_with_sklearn_scorer_name(data):
     assert search.score(X, y, qid=qid) == pytest.approx(grid.score(X, y))
 
 
-def test_search_with_sklearn_scorer_name_and_routing_on(data):
+def test_search_with_sklearn_scorer_name_and_routing_on(data, metadata_routing):
     X, y, qid = data
-    with routing_on():
+    with metadata_routing():
         search = RankerSearchCV(Ridge(), {"alpha": ALPHAS}, scoring="r2").fit(
             X, y, qid=qid
         )
@@ -622,10 +621,10 @@ def test_search_restores_cv_when_fit_fails(data):
 
 # ----------------------------------------------------------------------------
 # Routing on: scikit-learn's own tools agree with ours on the same splits
-def test_grid_search_with_routing_equals_ranker_search(data):
+def test_grid_search_with_routing_equals_ranker_search(data, metadata_routing):
     X, y, qid = data
     scorer = get_ranking_scorer("ndcg@10")
-    with routing_on():
+    with metadata_routing():
         grid = GridSearchCV(
             Ridge(), {"alpha": ALPHAS}, cv=GroupKFold(5), scoring=scorer
         )
@@ -636,10 +635,10 @@ def test_grid_search_with_routing_equals_ranker_search(data):
     assert ours.best_params_ == grid.best_params_
 
 
-def test_cross_val_score_with_routing_equals_cross_validate_ranker(data):
+def test_cross_val_score_with_routing_equals_cross_validate_ranker(data, metadata_routing):
     X, y, qid = data
     scorer = get_ranking_scorer("map")
-    with routing_on():
+    with metadata_routing():
         theirs = cross_val_score(
             Ridge(),
             X,

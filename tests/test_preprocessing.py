@@ -241,18 +241,18 @@ def test_bad_method():
         QueryNormalizer(method="max").fit(np.ones((3, 2)))
 
 
-def test_default_metadata_requests():
+def test_default_metadata_requests(metadata_routing):
     routing = QueryNormalizer().get_metadata_routing()
     assert routing.fit.requests == {"qid": True}
     assert routing.transform.requests == {"qid": True}
-    with sklearn.config_context(enable_metadata_routing=True):
+    with metadata_routing():
         opted_out = QueryNormalizer().set_transform_request(qid=False)
     assert opted_out.get_metadata_routing().transform.requests == {"qid": False}
     assert opted_out.get_metadata_routing().fit.requests == {"qid": True}
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_pipeline_routes_qid(ranking_data, rng, method):
+def test_pipeline_routes_qid(ranking_data, rng, method, metadata_routing):
     X, qid = ranking_data
     y = rng.normal(size=len(X))
     X_new, qid_new = X[::2] * 3.0 + 1.0, qid[::2]
@@ -264,7 +264,7 @@ def test_pipeline_routes_qid(ranking_data, rng, method):
     one_query = Ridge().fit(norm(X), y).predict(norm(X_new))
     assert not np.allclose(expected, one_query)
 
-    with sklearn.config_context(enable_metadata_routing=True):
+    with metadata_routing():
         pipe = Pipeline([("norm", QueryNormalizer(method=method)), ("ridge", Ridge())])
         pipe.fit(X, y, qid=qid)
         assert_allclose(pipe.predict(X_new, qid=qid_new), expected, rtol=1e-10)

@@ -50,10 +50,6 @@ def fitted(data):
     return Ridge().fit(X, y)
 
 
-def routing_on():
-    return sklearn.config_context(enable_metadata_routing=True)
-
-
 class QidAwareRanker(RegressorMixin, BaseEstimator):
     """Linear least squares whose ``predict`` takes ``qid`` and records it.
 
@@ -265,10 +261,10 @@ def test_scorer_rejects_sample_weight(data, fitted):
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_predict_taking_qid_receives_it(data, routing):
+def test_predict_taking_qid_receives_it(data, routing, metadata_routing):
     X, y, qid = data
     est = QidAwareRanker().fit(X, y)
-    with sklearn.config_context(enable_metadata_routing=routing):
+    with metadata_routing(routing):
         got = get_ranking_scorer("ndcg@10")(est, X, y, qid=qid)
     np.testing.assert_array_equal(est.predict_qid_, qid)
     assert got == pytest.approx(ndcg_score(y, X @ est.coef_, qid=qid, k=10))
@@ -277,11 +273,11 @@ def test_predict_taking_qid_receives_it(data, routing):
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_predict_without_qid_parameter_is_called_without_qid(data, routing):
+def test_predict_without_qid_parameter_is_called_without_qid(data, routing, metadata_routing):
     # **kwargs alone is no request for qid: a plain regressor gets predict(X).
     X, y, qid = data
     est = KwargsRecorder().fit(X, y)
-    with sklearn.config_context(enable_metadata_routing=routing):
+    with metadata_routing(routing):
         got = get_ranking_scorer("map")(est, X, y, qid=qid)
     assert est.predict_kwargs_ == {}
     assert got == pytest.approx(map_score(y, X @ est.coef_, qid=qid))
@@ -296,9 +292,9 @@ def test_plain_regressor_is_scored(data, fitted):
 
 # ----------------------------------------------------------------------------
 # Metadata routing
-def test_scorer_requests_qid_for_score():
+def test_scorer_requests_qid_for_score(metadata_routing):
     scorer = get_ranking_scorer("ndcg@10")
-    with routing_on():
+    with metadata_routing():
         assert get_routing_for_object(scorer).consumes("score", ["qid"]) == {"qid"}
         assert scorer.set_score_request(qid=False) is scorer
         assert get_routing_for_object(scorer).consumes("score", ["qid"]) == set()
@@ -309,10 +305,11 @@ def test_scorer_requests_qid_for_score():
         assert get_routing_for_object(scorer).consumes("score", ["qid"]) == {"qid"}
 
 
-def test_score_request_false_stops_routing_qid(data):
+def test_score_request_false_stops_routing_qid(data, metadata_routing):
     X, y, qid = data
     scorer = get_ranking_scorer("ndcg@10").set_score_request(qid=False)
-    with routing_on(), pytest.raises(TypeError, match="qid"):
+    unrouted = r"unexpected argument\(s\) \{'qid'\}, which are not routed to any object"
+    with metadata_routing(), pytest.raises(TypeError, match=unrouted):
         cross_val_score(
             Ridge(),
             X,
@@ -323,10 +320,10 @@ def test_score_request_false_stops_routing_qid(data):
         )
 
 
-def test_grid_search_with_routing_equals_manual_folds(data):
+def test_grid_search_with_routing_equals_manual_folds(data, metadata_routing):
     X, y, qid = data
     alphas = [0.01, 1000.0]
-    with routing_on():
+    with metadata_routing():
         search = GridSearchCV(
             Ridge(),
             {"alpha": alphas},
@@ -348,9 +345,9 @@ def test_grid_search_with_routing_equals_manual_folds(data):
     assert search.best_params_ == {"alpha": best}
 
 
-def test_cross_val_score_with_routing_equals_manual_folds(data):
+def test_cross_val_score_with_routing_equals_manual_folds(data, metadata_routing):
     X, y, qid = data
-    with routing_on():
+    with metadata_routing():
         got = cross_val_score(
             Ridge(),
             X,
@@ -362,13 +359,13 @@ def test_cross_val_score_with_routing_equals_manual_folds(data):
     np.testing.assert_allclose(got, manual_fold_scores(X, y, qid, map_score))
 
 
-def test_cross_validate_with_routing_two_scorers(data):
+def test_cross_validate_with_routing_two_scorers(data, metadata_routing):
     X, y, qid = data
     scoring = {
         "ndcg": get_ranking_scorer("ndcg@5"),
         "map": make_ranking_scorer("map", relevance_threshold=2),
     }
-    with routing_on():
+    with metadata_routing():
         got = cross_validate(
             Ridge(),
             X,
@@ -397,10 +394,10 @@ def _normalized_pipeline_fold_scores(X, y, qid, *, qid_in_predict):
     return np.array(scores)
 
 
-def test_pipeline_with_routing_gets_qid_in_predict(data):
+def test_pipeline_with_routing_gets_qid_in_predict(data, metadata_routing):
     X, y, qid = data
     pipe = make_pipeline(QueryNormalizer(), Ridge())
-    with routing_on():
+    with metadata_routing():
         got = cross_val_score(
             pipe,
             X,
@@ -479,10 +476,10 @@ def test_scorer_pickle_round_trip(data, fitted, scorer):
     assert clone(fitted, X, y, qid=qid) == scorer(fitted, X, y, qid=qid)
 
 
-def test_pickle_keeps_score_request():
+def test_pickle_keeps_score_request(metadata_routing):
     scorer = get_ranking_scorer("map").set_score_request(qid="query_id")
     clone = pickle.loads(pickle.dumps(scorer))
-    with routing_on():
+    with metadata_routing():
         routing = get_routing_for_object(clone)
         assert routing.consumes("score", ["qid", "query_id"]) == {"query_id"}
 
