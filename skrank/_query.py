@@ -15,11 +15,12 @@ Conventions
 """
 
 import numbers
+from collections import namedtuple
 from functools import cached_property
 
 import numpy as np
 
-__all__ = ["QueryLayout", "check_qid"]
+__all__ = ["QueryBlock", "QueryLayout", "check_qid"]
 
 
 def check_qid(qid, n_samples=None, *, name="qid"):
@@ -141,6 +142,25 @@ def _stable_argsort_codes(codes, n_codes):
     return np.argsort(codes, kind="stable")
 
 
+class QueryBlock(namedtuple("QueryBlock", ["queries", "slots", "rows", "valid"])):
+    """One padded block of queries of similar sizes (see :meth:`QueryLayout.blocks`).
+
+    Attributes
+    ----------
+    queries : ndarray of shape (n_block,)
+        Query numbers of the block's rows, by decreasing size.
+    slots : ndarray of shape (n_block, width) or None
+        Sorted-order position of every cell; 0 in padding.
+    rows : ndarray of shape (n_block, width) or None
+        Row index of every cell (``order[slots]``, or ``slots`` when the
+        rows are grouped), to gather values given in row order.
+    valid : ndarray of bool of shape (n_block, width) or None
+        Mask of the real cells; None when the block has no padding.
+    """
+
+    __slots__ = ()
+
+
 class QueryLayout:
     """Rows grouped by query id.
 
@@ -249,8 +269,12 @@ class QueryLayout:
         return np.repeat(np.arange(self.n_queries), self.sizes)
 
     @cached_property
-    def positions(self):
-        """0-based position of each row inside its query, in sorted order."""
+    def index_in_query(self):
+        """0-based index of each row inside its query, in sorted order.
+
+        ``index_in_query[offsets[i] + r] == r``; for rows ranked inside their
+        query (:meth:`rank_order`) it is the 0-based rank.
+        """
         if self.max_size * self.n_queries == self.n_samples:  # equal sizes
             return np.tile(np.arange(self.max_size), self.n_queries)
         return np.arange(self.n_samples) - np.repeat(self.starts, self.sizes)
@@ -335,116 +359,103 @@ class QueryLayout:
 
     # ------------------------------------------------------------------
     # Padded blocks
-    def pad(self, a_sorted, fill=0.0):
-        """Pack an array in sorted order into a padded ``(n_queries, max_size)`` block.
+    def blocks(self, *, growth=1.25, max_cost=np.inf, cost=None):
+        """Queries of similar sizes packed into padded blocks, largest first.
 
-        Returns
-        -------
-        block : ndarray of shape (n_queries, max_size, ...)
-        mask : ndarray of bool, shape (n_queries, max_size)
-            True where the block holds a real row.
-        """
-        a_sorted = np.asarray(a_sorted)
-        block = np.full(
-            (self.n_queries, self.max_size) + a_sorted.shape[1:],
-            fill,
-            dtype=np.result_type(a_sorted, fill),
-        )
-        mask = np.zeros((self.n_queries, self.max_size), dtype=bool)
-        rows, cols = self.sorted_codes, self.positions
-        block[rows, cols] = a_sorted
-        mask[rows, cols] = True
-        return block, mask
+        The one padding scheme of the package: per-query work that is easier
+        on a rectangle (a sort inside every query, a recursion over
+        documents) runs on blocks of shape ``(n_block, width)``, row ``b``
+        holding the rows of query ``queries[b]`` in sorted order, followed by
+        padding. Queries are sorted by decreasing size (ties by query number)
+        and cut into consecutive blocks whose width is the size of their
+        first (largest) query and whose smallest query has at least
+        ``width / growth`` rows, so padding multiplies the cells by at most
+        ``growth``; a block also holds at most ``max_cost / cost(width)``
+        queries (always at least one).
 
-    def unpad(self, block):
-        """Inverse of :meth:`pad`: the real rows of a block, in sorted order."""
-        return np.asarray(block)[self.sorted_codes, self.positions]
+        Because the queries of a block come by decreasing size, the queries
+        that still have a row at column ``t`` (those with more than ``t``
+        rows) are a prefix ``queries[:k]`` of the block; a recursion over
+        columns (SoftRank's Rank-Binomial) can stop at the finished ones.
 
-    def size_blocks(self, *, growth=1.25, max_cost=np.inf, cost=None):
-        """Padded blocks of queries of similar sizes, largest queries first.
+        When the rows are grouped (``order`` is None), every query has the
+        same size and one block fits the budget, the single block is the data
+        itself: ``block = values.reshape(n_queries, max_size)``, and
+        ``slots``, ``rows`` and ``valid`` are None.
 
-        For losses whose work per query grows faster than its size (SoftRank
-        is cubic), padding must stay small and the largest query of a block
-        sets its width. Queries are sorted by decreasing size (ties by query
-        number) and cut into consecutive blocks whose smallest query has at
-        least ``width / growth`` rows and whose ``n_block * cost(width)`` is
-        at most ``max_cost`` (a block always holds at least one query).
-        Within a block the queries still running at step ``t`` of a
-        recursion over documents (those with more than ``t`` rows) are a
-        prefix, so a recursion can skip the finished ones.
+        The blocks for the default arguments are computed once and cached.
 
         Parameters
         ----------
         growth : float, default=1.25
-            Largest ratio of a block's width to the size of its smallest query.
+            Largest ratio of a block's width to the size of its smallest
+            query; at least 1. Smaller values pad less but make more blocks.
         max_cost : float, default=inf
             Budget of one block, in the units of ``cost``.
         cost : callable, default=None
             ``cost(width)`` of one query in a block of that width; None
-            counts cells (``width``).
+            counts cells (``width``). Only called when ``max_cost`` is finite.
 
         Returns
         -------
-        blocks : list of (queries, slots, valid)
-            ``queries`` (n_block,) query numbers by decreasing size;
-            ``slots`` (n_block, width) sorted-order position of each cell (0 in
-            padding); ``valid`` (n_block, width) mask of real cells.
+        blocks : list of QueryBlock
+            Tuples ``(queries, slots, rows, valid)`` covering every query
+            once. Padding cells have slot 0 (and its row): callers mask them
+            or overwrite their values.
         """
-        if growth < 1:
+        if growth == 1.25 and max_cost == np.inf and cost is None:
+            return self._default_blocks
+        return self._make_blocks(growth, max_cost, cost)
+
+    @cached_property
+    def _default_blocks(self):
+        """:meth:`blocks` for the default arguments (the metrics' blocks)."""
+        return self._make_blocks(1.25, np.inf, None)
+
+    def _make_blocks(self, growth, max_cost, cost):
+        """:meth:`blocks`, not cached."""
+        if not growth >= 1:
             raise ValueError(f"growth must be at least 1; got {growth!r}.")
-        cost = (lambda width: width) if cost is None else cost
-        by_size = np.lexsort((np.arange(self.n_queries), -self.sizes))
+        budget = bool(np.isfinite(max_cost))
+        if budget and cost is None:
+
+            def cost(width):
+                return width
+
+        width = self.max_size
+        if (
+            self.order is None
+            and width * self.n_queries == self.n_samples
+            and (not budget or self.n_queries * cost(width) <= max_cost)
+        ):
+            # equal sizes, rows grouped: the data itself is the one block
+            return [QueryBlock(np.arange(self.n_queries), None, None, None)]
+        # decreasing size, ties by query number
+        by_size = _stable_argsort_codes(self.max_size - self.sizes, self.max_size + 1)
         sizes = self.sizes[by_size]
+        neg_sizes = -sizes  # ascending, for searchsorted
         blocks = []
         start = 0
         while start < self.n_queries:
             width = int(sizes[start])
             # first query of the next block: too small, or over the budget
-            small = start + int(np.searchsorted(-sizes[start:], -width / growth, side="right"))
-            n_max = max(1, int(max_cost // cost(width)) if np.isfinite(max_cost) else small)
-            stop = min(small, start + n_max)
+            stop = int(np.searchsorted(neg_sizes, -width / growth, side="right"))
+            if budget:
+                stop = min(stop, start + max(1, int(max_cost // cost(width))))
             queries = by_size[start:stop]
             cols = np.arange(width)
-            valid = cols < self.sizes[queries][:, None]
-            slots = np.where(valid, self.offsets[queries][:, None] + cols, 0)
-            blocks.append((queries, slots, valid))
+            slots = self.offsets[queries][:, None] + cols
+            valid = None
+            if int(sizes[stop - 1]) != width:
+                valid = cols < sizes[start:stop, None]
+                slots = np.where(valid, slots, 0)
+            rows = slots if self.order is None else self.order[slots]
+            blocks.append(QueryBlock(queries, slots, rows, valid))
             start = stop
         return blocks
 
     # ------------------------------------------------------------------
-    # Sorting inside queries, in padded blocks
-    @cached_property
-    def _blocks(self):
-        """Padded blocks covering all queries, one per size class.
-
-        Queries whose sizes lie within a factor of two share a block of shape
-        ``(n_block_queries, width)``, so padding at most doubles the work and
-        a sort inside every query is one row-wise sort per block. Each block
-        is ``(starts, slots, rows, valid)``: the queries' starts in sorted
-        order, the sorted-order position and the row index of every cell, and
-        the mask of real cells (None when the block has no padding). When
-        every query has the same size and rows are grouped, the single block
-        is the data itself and ``slots``/``rows`` are None.
-        """
-        if self.order is None and self.max_size * self.n_queries == self.n_samples:
-            return [(self.starts, None, None, None)]
-        blocks = []
-        size_class = np.ceil(np.log2(self.sizes)).astype(np.intp)
-        for cls in np.unique(size_class):
-            queries = np.flatnonzero(size_class == cls)
-            sizes = self.sizes[queries]
-            width = int(sizes.max())
-            cols = np.arange(width)
-            starts = self.offsets[queries]
-            slots = starts[:, None] + cols
-            valid = None
-            if int(sizes.min()) != width:
-                valid = cols < sizes[:, None]
-                slots = np.where(valid, slots, 0)
-            rows = slots if self.order is None else self.order[slots]
-            blocks.append((starts, slots, rows, valid))
-        return blocks
-
+    # Sorting inside queries, in the blocks
     def _block_values(self, values, rows, valid, fill):
         """Values (row order) of the cells of a block; ``fill`` in padding."""
         if rows is None:
@@ -496,15 +507,15 @@ class QueryLayout:
         if self.n_queries == 1 or key.max() == np.inf:
             # padding sorts last only if no real key is +inf
             return self._rank_order_flat(key, tiebreak, secondary)
-        blocks = self._blocks
-        perm = None if blocks[0][1] is None else np.empty(self.n_samples, np.intp)
-        for starts, slots, rows, valid in blocks:
+        blocks = self.blocks()
+        perm = None if blocks[0].slots is None else np.empty(self.n_samples, np.intp)
+        for queries, slots, rows, valid in blocks:
             block = self._block_values(key, rows, valid, np.inf)
             order = np.argsort(block, axis=1)
             if not (secondary is None and tiebreak == "arbitrary"):
                 order = self._fix_ties(block, order, valid, rows, secondary)
             if self.order is None:  # row index = sorted position
-                order += starts[:, None]
+                order += self.offsets[queries][:, None]
                 if slots is None:  # the whole data in one block
                     return order.ravel()
                 self._scatter(perm, slots, valid, order)
@@ -552,7 +563,7 @@ class QueryLayout:
         return by_score[by_query]
 
     def sorted_blocks(self, values):
-        """Each query's values in descending order, as padded blocks.
+        """Each query's values in descending order, in the blocks of :meth:`blocks`.
 
         Parameters
         ----------
@@ -570,9 +581,8 @@ class QueryLayout:
             Mask of the real entries (None when there is no padding).
         """
         values = np.asarray(values, dtype=np.float64)
-        for starts, _, rows, valid in self._blocks:
+        for queries, _, rows, valid in self.blocks():
             block = np.sort(self._block_values(values, rows, valid, -np.inf), axis=1)
-            queries = np.searchsorted(self.starts, starts)
             yield queries, block[:, ::-1], valid
 
     def runs(self, values_sorted):
@@ -603,17 +613,3 @@ class QueryLayout:
         total = np.cumsum(a_sorted, axis=0)
         before = total[self.starts] - np.asarray(a_sorted)[self.starts]
         return total - self.expand(before)
-
-    def check_disjoint(self, rows_a, rows_b):
-        """True when no query has rows in both ``rows_a`` and ``rows_b``.
-
-        Each is an array of row indices or a boolean mask over the rows.
-        """
-
-        def indices(rows):
-            rows = np.asarray(rows)
-            return np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.intp)
-
-        in_a = np.zeros(self.n_queries, dtype=bool)
-        in_a[self.codes[indices(rows_a)]] = True
-        return not in_a[self.codes[indices(rows_b)]].any()

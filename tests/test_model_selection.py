@@ -756,3 +756,23 @@ def test_boolean_mask_splits_are_accepted(data):
     first = np.isin(qid, np.unique(qid)[:10])
     result = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=[(~first, first)])
     assert result["test_score"].shape == (1,)
+
+
+def test_check_disjoint():
+    from skrank._query import QueryLayout
+    from skrank.model_selection._common import _check_disjoint
+
+    layout = QueryLayout([1, 1, 2, 2, 3])
+    assert _check_disjoint(layout, [0, 1], [2, 3, 4])
+    assert not _check_disjoint(layout, [0, 2], [1])
+
+
+def test_check_disjoint_accepts_boolean_masks():
+    from skrank._query import QueryLayout
+    from skrank.model_selection._common import _check_disjoint
+
+    layout = QueryLayout([1, 1, 2, 2, 3])
+    train = np.array([True, True, False, False, False])
+    assert _check_disjoint(layout, train, ~train)
+    other = np.array([False, True, True, False, False])
+    assert not _check_disjoint(layout, train, other)

@@ -48,7 +48,7 @@ def test_grouping_matches_numpy_unique(qid):
     np.testing.assert_array_equal(layout.to_rows(layout.to_sorted(values)), values)
 
 
-def test_reductions_pad_and_expand(qid, rng):
+def test_reductions_and_expand(qid, rng):
     layout = QueryLayout(qid)
     values = rng.normal(size=(len(qid), 2))
     s = layout.to_sorted(values)
@@ -58,14 +58,9 @@ def test_reductions_pad_and_expand(qid, rng):
         np.testing.assert_allclose(layout.max(s)[i], rows.max(axis=0))
         np.testing.assert_allclose(layout.min(s)[i], rows.min(axis=0))
         np.testing.assert_allclose(layout.mean(s)[i], rows.mean(axis=0))
-    block, mask = layout.pad(s[:, 0], fill=-7.0)
-    assert block.shape == mask.shape == (layout.n_queries, layout.max_size)
-    np.testing.assert_array_equal(mask.sum(axis=1), layout.sizes)
-    assert np.all(block[~mask] == -7.0)
-    np.testing.assert_array_equal(layout.unpad(block), s[:, 0])
     np.testing.assert_array_equal(layout.expand(layout.sizes), layout.sizes[layout.sorted_codes])
     np.testing.assert_array_equal(
-        layout.positions, np.concatenate([np.arange(n) for n in layout.sizes])
+        layout.index_in_query, np.concatenate([np.arange(n) for n in layout.sizes])
     )
 
 
@@ -110,12 +105,6 @@ def test_sorted_blocks(qid, rng):
                 assert valid[row].sum() == n
             seen.append(i)
     assert sorted(seen) == list(range(layout.n_queries))
-
-
-def test_check_disjoint():
-    layout = QueryLayout([1, 1, 2, 2, 3])
-    assert layout.check_disjoint([0, 1], [2, 3, 4])
-    assert not layout.check_disjoint([0, 2], [1])
 
 
 @pytest.mark.parametrize(
@@ -169,13 +158,6 @@ def test_cumsum_inside_queries(qid, rng):
         np.testing.assert_array_equal(got[a:b], np.cumsum(values[qid == q]))
 
 
-def test_check_disjoint_accepts_boolean_masks():
-    layout = QueryLayout([1, 1, 2, 2, 3])
-    train = np.array([True, True, False, False, False])
-    assert layout.check_disjoint(train, ~train)
-    assert not layout.check_disjoint(train, np.array([False, True, True, False, False]))
-
-
 def test_runs_do_not_cross_queries():
     layout = QueryLayout([1, 1, 1, 2, 2, 3])
     starts, sizes = layout.runs(np.array([5.0, 5.0, 4.0, 4.0, 4.0, 4.0]))
@@ -184,26 +166,91 @@ def test_runs_do_not_cross_queries():
     assert layout.runs(np.array([3.0, 2.0, 1.0, 4.0, 3.0, 3.0])) is None
 
 
-@pytest.mark.parametrize("growth, max_cost", [(1.0, np.inf), (1.25, np.inf), (2.0, 300.0)])
-def test_size_blocks(rng, growth, max_cost):
-    sizes = np.array([5, 1, 9, 9, 4, 7, 2, 3, 8, 6, 1, 5])
-    qid = rng.permutation(np.repeat(np.arange(len(sizes)) * 3, sizes))
+def _block_cells(layout, block):
+    """Slots, rows and mask of a block as arrays (also for the fast path)."""
+    queries, slots, rows, valid = block
+    if slots is None:
+        assert rows is None and valid is None
+        slots = rows = np.arange(layout.n_samples).reshape(len(queries), -1)
+    if valid is None:
+        valid = np.ones(slots.shape, dtype=bool)
+    return slots, rows, valid
+
+
+def _square(width):
+    return width * width
+
+
+@pytest.mark.parametrize(
+    "growth, max_cost", [(1.0, np.inf), (1.25, np.inf), (2.0, np.inf), (2.0, 300.0)]
+)
+def test_blocks_hold_every_cell_once(qid, rng, growth, max_cost):
     layout = QueryLayout(qid)
-    values = rng.normal(size=qid.size)
-    blocks = layout.size_blocks(growth=growth, max_cost=max_cost, cost=lambda w: w * w)
-    seen = np.concatenate([queries for queries, _, _ in blocks])
+    values = rng.normal(size=len(qid))
+    sorted_values = layout.to_sorted(values)
+    row_of_slot = layout.to_sorted(np.arange(layout.n_samples))
+    blocks = layout.blocks(growth=growth, max_cost=max_cost, cost=_square)
+    seen = np.concatenate([block.queries for block in blocks])
     assert sorted(seen) == list(range(layout.n_queries))  # each query exactly once
     assert (np.diff(layout.sizes[seen]) <= 0).all()  # largest first, across blocks
-    sorted_values = layout.to_sorted(values)
-    for queries, slots, valid in blocks:
+    hits = np.zeros(layout.n_samples, dtype=int)
+    first = 0
+    for block in blocks:
+        queries = block.queries
+        slots, rows, valid = _block_cells(layout, block)
+        sizes = layout.sizes[queries]
         width = slots.shape[1]
-        assert width == layout.sizes[queries].max()
-        assert layout.sizes[queries].min() * growth >= width
+        assert rows.shape == valid.shape == (len(queries), width)
+        assert width == sizes[0] and sizes[-1] * growth >= width
         assert len(queries) == 1 or len(queries) * width * width <= max_cost
-        np.testing.assert_array_equal(valid.sum(axis=1), layout.sizes[queries])
-        for row, q in enumerate(queries):  # the cells are the query's rows, in order
-            start, stop = layout.offsets[q], layout.offsets[q + 1]
-            np.testing.assert_array_equal(sorted_values[slots[row][valid[row]]],
-                                          sorted_values[start:stop])
+        # greedy: the next block starts with a query too small or over the budget
+        first += len(queries)
+        if first < layout.n_queries:
+            nxt = layout.sizes[seen[first]]
+            assert nxt * growth < width or (len(queries) + 1) * width**2 > max_cost
+        # the mask: the first sizes[b] cells of row b, None without padding
+        np.testing.assert_array_equal(valid, np.arange(width) < sizes[:, None])
+        assert (block.valid is None) == (sizes[-1] == width)
+        assert (slots[~valid] == 0).all()
+        # prefix property: the queries with a cell in column t come first
+        assert (valid[1:] <= valid[:-1]).all()
+        np.testing.assert_array_equal(rows, row_of_slot[slots])
+        for b, q in enumerate(queries):  # a query's cells are its rows, in order
+            np.testing.assert_array_equal(
+                slots[b][valid[b]], np.arange(layout.offsets[q], layout.offsets[q + 1])
+            )
+            np.testing.assert_array_equal(
+                values[rows[b][valid[b]]], sorted_values[slots[b][valid[b]]]
+            )
+        np.add.at(hits, slots[valid], 1)
+    assert (hits == 1).all()  # every real cell exactly once
+
+
+def test_blocks_fast_path_and_cache():
+    grouped = QueryLayout(np.repeat(np.arange(6), 5))
+    (block,) = grouped.blocks()
+    np.testing.assert_array_equal(block.queries, np.arange(6))
+    assert block.slots is None and block.rows is None and block.valid is None
+    assert grouped.blocks() is grouped.blocks()  # default arguments: cached
+    # over the budget, equal sizes still need no padding but several blocks
+    small = grouped.blocks(max_cost=2 * 25, cost=_square)
+    assert [len(b.queries) for b in small] == [2, 2, 2]
+    assert all(b.slots is not None and b.valid is None for b in small)
+    # shuffled rows: one block, gathered through ``rows``, without padding
+    rng = np.random.default_rng(0)
+    shuffled = QueryLayout(rng.permutation(np.repeat(np.arange(6), 5)))
+    (block,) = shuffled.blocks()
+    assert block.slots is not None and block.valid is None
+    np.testing.assert_array_equal(block.rows, shuffled.order[block.slots])
+
+
+def test_blocks_budget_and_growth():
+    layout = QueryLayout(np.repeat(np.arange(6), [9, 9, 8, 5, 4, 1]))
+    widths = [b.slots.shape[1] for b in layout.blocks(growth=2.0)]
+    assert widths == [9, 4, 1]  # 5 >= 9 / 2 joins the first block; 4 does not
+    sizes = [len(b.queries) for b in layout.blocks()]  # growth=1.25
+    assert sizes == [3, 2, 1]
+    # a budget below one query's cost still gives one query per block
+    assert [len(b.queries) for b in layout.blocks(max_cost=1.0)] == [1] * 6
     with pytest.raises(ValueError, match="growth must be at least 1"):
-        layout.size_blocks(growth=0.5)
+        layout.blocks(growth=0.5)

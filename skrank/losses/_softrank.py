@@ -5,7 +5,7 @@ noise, which gives each document a distribution over ranks, and the expected
 NDCG under those distributions is differentiable in the scores.
 
 Queries are processed in padded blocks of similar sizes
-(:meth:`QueryLayout.size_blocks`). The exact Rank-Binomial recursion runs
+(:meth:`QueryLayout.blocks`). The exact Rank-Binomial recursion runs
 over all target documents of all queries of a block at once: one array
 operation per recursion step (one step per document that is added), never a
 Python loop over documents. Its gradient is taken in reverse mode through the
@@ -226,6 +226,13 @@ class SoftRankLoss(ListwiseLoss):
     # ------------------------------------------------------------------
     # Blocks
     def _blocks(self, layout):
+        """The queries in blocks of :meth:`QueryLayout.blocks`, each within the budget.
+
+        Yields ``(queries, slots, valid)`` with ``slots`` and ``valid`` as
+        arrays (also for a block without padding): the recursion of
+        :func:`_rank_binomial` relies on the queries of a block coming by
+        decreasing size.
+        """
         exact = self.rank_distribution == "binomial"
         hybrid = self.rank_distribution == "hybrid"
 
@@ -234,7 +241,14 @@ class SoftRankLoss(ListwiseLoss):
             # stored recursion states plus the O(width^2) arrays of a query
             return width * width * targets / 2 + 16 * width * width
 
-        return layout.size_blocks(growth=1.25, max_cost=MEMORY_BUDGET, cost=cost)
+        for queries, slots, _, valid in layout.blocks(
+            growth=1.25, max_cost=MEMORY_BUDGET, cost=cost
+        ):
+            if slots is None:  # the whole data, queries of equal size
+                slots = np.arange(layout.n_samples).reshape(len(queries), -1)
+            if valid is None:
+                valid = np.ones(slots.shape, dtype=bool)
+            yield queries, slots, valid
 
     def _distributions(self, s, valid, *, need_grad=True):
         """Rank distributions of a block and the function that back-propagates them.

@@ -2,8 +2,10 @@
 
 All metrics share one pipeline: rows are ranked inside their query by
 descending score (:meth:`skrank._query.QueryLayout.rank_order`), ties are
-resolved by the ``ties`` convention, and per-position contributions are summed
-per query with ``np.add.reduceat``. There is no Python loop over queries.
+resolved by the ``ties`` convention, and per-rank contributions are summed
+per query with ``np.add.reduceat``. There is no Python loop over queries
+(the ideal orderings are sorted in the padded blocks of
+:meth:`skrank._query.QueryLayout.blocks`, one sort per block).
 """
 
 import numbers
@@ -199,20 +201,20 @@ class _Ranking:
         self.layout = layout
         self.y_true = y_true  # row order, for the ideal ordering
         self.labels = y_true[perm]
-        self.position = layout.positions  # 0-based rank inside the query
-        # runs of tied scores (only "average" treats them as groups)
-        self.groups = layout.runs(y_score[perm]) if ties == "average" else None
+        self.rank = layout.index_in_query  # 0-based rank inside the query
+        # (starts, sizes) of the runs of tied scores; only "average" uses them
+        self.tie_runs = layout.runs(y_score[perm]) if ties == "average" else None
 
     def expected(self, values):
         """Expected value at each rank under random tie-breaking."""
-        if self.groups is None:
+        if self.tie_runs is None:
             return values
-        starts, sizes = self.groups
+        starts, sizes = self.tie_runs
         return np.repeat(np.add.reduceat(values, starts) / sizes, sizes)
 
     def at_rank(self, table):
-        """Per-rank values ``table[rank - 1]`` for every ranked row."""
-        return table[self.position]
+        """``table[r]`` for every ranked row, ``r`` its 0-based rank."""
+        return table[self.rank]
 
     def sum_top(self, contributions, k):
         """Per-query sum of contributions over the top ``k`` ranks."""
@@ -684,13 +686,13 @@ def average_precision_score(
     )
     ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
     layout = ranking.layout
-    rank = ranking.position + 1.0
+    rank = ranking.rank + 1.0  # 1-based
     # relevant documents strictly before each rank, inside its query
     before = layout.cumsum(rel) - rel
-    if ranking.groups is None:
+    if ranking.tie_runs is None:
         contrib = rel * (before + 1.0) / rank
     else:
-        starts, sizes = ranking.groups
+        starts, sizes = ranking.tie_runs
         m = np.add.reduceat(rel, starts)
         frac = np.divide(m - 1.0, sizes - 1.0, out=np.zeros_like(m), where=sizes > 1)
         j = np.arange(rel.shape[0]) - np.repeat(starts, sizes)  # 0-based in run

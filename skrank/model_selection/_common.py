@@ -3,6 +3,7 @@
 import inspect
 import numbers
 
+import numpy as np
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import GroupKFold, check_cv
 
@@ -51,7 +52,7 @@ def query_splits(cv, X, y, layout):
         (train, test) for train, test in cv.split(X, y, groups=layout.qid)
     ]
     for i, (train, test) in enumerate(splits):
-        if not layout.check_disjoint(train, test):
+        if not _check_disjoint(layout, train, test):
             raise ValueError(
                 f"Split {i} of the cv given ({type(cv).__name__}) puts rows of "
                 "the same query in both the training and the test set; use a "
@@ -59,6 +60,21 @@ def query_splits(cv, X, y, layout):
                 "groups=qid)."
             )
     return splits
+
+
+def _check_disjoint(layout, rows_a, rows_b):
+    """True when no query of ``layout`` has rows in both ``rows_a`` and ``rows_b``.
+
+    Each is an array of row indices or a boolean mask over the rows.
+    """
+
+    def indices(rows):
+        rows = np.asarray(rows)
+        return np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.intp)
+
+    in_a = np.zeros(layout.n_queries, dtype=bool)
+    in_a[layout.codes[indices(rows_a)]] = True
+    return not in_a[layout.codes[indices(rows_b)]].any()
 
 
 class _PointwiseScorer:
