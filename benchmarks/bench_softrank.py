@@ -31,7 +31,7 @@ Four measurements of :class:`skrank.losses.SoftRankLoss` (``sigma=1.0``,
 4. Seconds per epoch on OHSUMED Fold1 train of LETOR 3.0 (9219 rows x 45
    features, 63 queries) with a linear network, as the fit loop spends it:
    mini-batches of 8 whole queries in a fixed random order, for each the full
-   ``_objective`` (network forward, loss and gradient, network backward, L2
+   ``Objective.value_and_grad`` (network forward, loss and gradient, network backward, L2
    penalty) and one Adam step; for SoftRank ("binomial", "normal", "hybrid")
    and ListNet. The data are read from ``../shared/data/ohsumed`` relative to
    the repository root, or from ``$SKRANK_SHARED_DATA/ohsumed``.
@@ -49,9 +49,9 @@ import numpy as np
 from skrank import load_letor_fold
 from skrank._query import QueryLayout
 from skrank.losses import ListNetLoss, SoftRankLoss
-from skrank.neural._base import _objective
-from skrank.neural._networks import ScoringNetwork
-from skrank.neural._optimizers import STOCHASTIC_SOLVERS
+from skrank._core._fit import Objective
+from skrank._core._networks import LinearNetwork
+from skrank._core._solvers import Adam
 
 from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
 
@@ -73,7 +73,7 @@ def time_query(rank_distribution, n, repeat):
     rng = np.random.RandomState(n)
     scores = rng.normal(size=n)
     y = rng.randint(0, 3, size=n)
-    loss = SoftRankLoss(rank_distribution=rank_distribution)
+    loss = SoftRankLoss(1.0, rank_distribution=rank_distribution)
     state = loss.prepare(y, QueryLayout(np.zeros(n, dtype=np.int64)))
     return median_time(lambda: loss.value_and_grad(scores, state), repeat)
 
@@ -109,23 +109,26 @@ def single_queries(repeat):
     print(f"ratio at N = {SIZES[-1]}: {ratio:.2f}   (goal >= {RATE_GOAL:g}: {met})")
 
 
+class _NeverStop:
+    """A monitor that lets a solver run all of its epochs."""
+
+    n_updates = 0
+    train_improved = True
+
+    def update(self, params, loss):
+        return False
+
+
 def epoch_time(loss, X, y, layout, repeat):
     """Median seconds of one epoch of mini-batches of whole queries."""
-    network = ScoringNetwork(X.shape[1])
+    network = LinearNetwork(X.shape[1])
     start = network.init_params(np.random.RandomState(0))
     state = loss.prepare(y, layout, random_state=0)
-    perm = np.random.RandomState(0).permutation(layout.n_queries)
-    alpha = 1e-4
+    objective = Objective(network, loss, state, y, X, None, 1e-4)
 
     def epoch():
-        params = start.copy()
-        optimizer = STOCHASTIC_SOLVERS["adam"](network.n_params, 1e-2)
-        for first in range(0, layout.n_queries, BATCH_SIZE):
-            queries = perm[first : first + BATCH_SIZE]
-            _, grad = _objective(
-                network, loss, alpha, X, layout, state, params, queries
-            )
-            optimizer.step(params, grad)
+        solver = Adam(learning_rate_init=1e-2, batch_size=BATCH_SIZE, max_iter=1)
+        solver.minimize(objective, start.copy(), _NeverStop(), np.random.RandomState(0))
 
     return median_time(epoch, repeat)
 
@@ -147,7 +150,7 @@ def ohsumed_epochs(repeat):
     t_listnet = epoch_time(ListNetLoss(), X, y, layout, repeat)
     print(f"  {'loss':<20}{'s / epoch':>10}{'/ ListNet':>11}")
     for rd in DISTRIBUTIONS:
-        t = epoch_time(SoftRankLoss(rank_distribution=rd), X, y, layout, repeat)
+        t = epoch_time(SoftRankLoss(1.0, rank_distribution=rd), X, y, layout, repeat)
         print(f"  {'SoftRank ' + rd:<20}{t:10.4f}{t / t_listnet:11.1f}")
     print(f"  {'ListNet':<20}{t_listnet:10.4f}{1.0:11.1f}")
 

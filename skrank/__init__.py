@@ -14,11 +14,11 @@ preprocessing
     Per-query feature normalisation.
 losses
     Listwise losses (value and gradient with respect to the scores).
-neural
-    The neural listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`).
+rankers
+    The listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`).
 """
 
-from . import datasets, losses, metrics, model_selection, neural, preprocessing
+from . import datasets, losses, metrics, model_selection, preprocessing, rankers
 from .datasets import load_letor, load_letor_fold, load_rank_sample, make_ranking
 from .metrics import (
     average_precision_score,
@@ -30,7 +30,7 @@ from .metrics import (
     precision_at_k,
 )
 from .model_selection import RankerSearchCV, cross_validate_ranker
-from .neural import ListNetRanker, SoftRankRanker
+from .rankers import ListNetRanker, SoftRankRanker
 from .preprocessing import QueryNormalizer
 
 __version__ = "0.1.0.dev0"
@@ -56,7 +56,7 @@ __all__ = [
     "metrics",
     "model_selection",
     "ndcg_score",
-    "neural",
     "precision_at_k",
     "preprocessing",
+    "rankers",
 ]

@@ -14,15 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils.parallel import Parallel, delayed
 
 from .datasets import load_letor_fold, load_rank_sample
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
-from .neural import ListNetRanker, SoftRankRanker
+from .rankers import ListNetRanker, SoftRankRanker
+from .utils._routing import accepts_qid, predict_scores
 
 CUTOFFS = (1, 3, 5, 10)
 LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
@@ -43,7 +44,7 @@ class RankerEntry:
     grid: dict = field(default_factory=dict)
 
 
-#: The rankers ``compare`` knows, in table order; later rankers add themselves here.
+#: The rankers ``compare`` knows, in table order; a new ranker registers here.
 RANKERS = {
     "Ridge": RankerEntry(lambda **p: Ridge(**p), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}),
     "ListNet": RankerEntry(
@@ -66,9 +67,8 @@ def _metrics(y, scores, qid, convention):
 def _fit(est, train, vali):
     """Fit on the train split (with qid, and vali for early stopping, when accepted)."""
     X, y, qid = train
-    accepted = inspect.signature(est.fit).parameters
-    kwargs = {"qid": qid} if "qid" in accepted else {}
-    if "X_val" in accepted:
+    kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
+    if "X_val" in inspect.signature(est.fit).parameters:
         kwargs.update(X_val=vali[0], y_val=vali[1], qid_val=vali[2])
     start = time.perf_counter()
     est.fit(X, y, **kwargs)
@@ -123,18 +123,18 @@ def _letor_fold(names, fold_dir, grids):
         best, best_vali, seconds = None, -np.inf, []
         for params in ParameterGrid(grids.get(name, entry.grid)):
             est = entry.make(**params)
-            if "validation_scoring" in est.get_params():
+            if "scoring" in est.get_params():
                 # early stopping watches the criterion the grid is chosen by
-                est.set_params(validation_scoring=LETOR_NDCG10)
+                est.set_params(scoring=LETOR_NDCG10)
             with warnings.catch_warnings():
                 # a grid point that runs to max_iter is still a legitimate candidate
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 seconds.append(_fit(est, data.train, vali))
-            score = ndcg_score(vali[1], est.predict(vali[0]), qid=vali[2], k=10,
-                               convention="letor")
+            score = ndcg_score(vali[1], predict_scores(est, vali[0], vali[2]), qid=vali[2],
+                               k=10, convention="letor")
             if score > best_vali:
                 best, best_vali, chosen = est, score, params
-        row = _metrics(test[1], best.predict(test[0]), test[2], "letor")
+        row = _metrics(test[1], predict_scores(best, test[0], test[2]), test[2], "letor")
         out[name] = (row, float(np.mean(seconds)), chosen)
     return out
 

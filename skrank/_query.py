@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["QueryBlock", "QueryLayout", "check_qid"]
+__all__ = ["QueryBlock", "QueryLayout", "check_qid", "default_qid"]
 
 
 def check_qid(qid, n_samples=None, *, name="qid"):
@@ -113,6 +113,29 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"{name} must hold integer or string ids, got dtype {arr.dtype}."
         )
     return arr
+
+
+def default_qid(qid, n_samples, *, name="qid"):
+    """``qid`` validated, or one query for all rows when it is None.
+
+    The one place where "qid=None means one query" is spelled out.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,) or None
+        Query id of each row.
+    n_samples : int
+        Number of rows.
+    name : str, default="qid"
+        Name used in error messages.
+
+    Returns
+    -------
+    qid : ndarray of shape (n_samples,)
+    """
+    if qid is None:
+        return np.zeros(n_samples, dtype=np.int64)
+    return check_qid(qid, n_samples, name=name)
 
 
 def _encode(qid):
@@ -332,7 +355,7 @@ class QueryLayout:
         positions = np.arange(int(sizes.sum())) + np.repeat(
             self.offsets[queries] - new_starts, sizes
         )
-        return positions, QueryLayout(np.repeat(self.unique_qid[queries], sizes))
+        return positions, QueryLayout.from_sizes(sizes, self.unique_qid[queries])
 
     # ------------------------------------------------------------------
     # Per-query reductions of arrays in sorted order

@@ -1,9 +1,12 @@
-"""scikit-learn's estimator checks over every skrank estimator."""
+"""scikit-learn's estimator checks over every skrank estimator; shared docs."""
+
+import inspect
 
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from skrank import ListNetRanker, QueryNormalizer, SoftRankRanker
+from skrank.utils._sklearn_compat import assert_docstring_consistency
 
 
 def _fast(ranker_class, **params):
@@ -16,10 +19,13 @@ RANKERS = [
     ListNetRanker(max_iter=20, random_state=0),
     _fast(ListNetRanker),
     _fast(ListNetRanker, hidden_layer_sizes=(3,), solver="lbfgs"),
+    # restarts averaged into one wider MLP
+    _fast(ListNetRanker, hidden_layer_sizes=(2,), n_init=2, restarts="average"),
     SoftRankRanker(max_iter=20, random_state=0),
     _fast(SoftRankRanker),
     _fast(SoftRankRanker, hidden_layer_sizes=(3,), solver="lbfgs", rank_distribution="hybrid",
           n_exact=2, sinkhorn_iterations=2),
+    _fast(SoftRankRanker, solver="sgd", n_init=2, restarts="best"),
 ]
 ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]
 
@@ -47,3 +53,11 @@ def test_sklearn_compatible(estimator, check):
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_param_validation(estimator):
     check_param_validation(type(estimator).__name__, estimator)
+
+
+def test_shared_parameters_and_attributes_are_documented_alike():
+    """A parameter or attribute that two rankers share reads the same in both."""
+    rankers = [ListNetRanker, SoftRankRanker]
+    shared = sorted(set.intersection(*(set(inspect.signature(r).parameters) for r in rankers)))
+    assert {"hidden_layer_sizes", "n_init", "restarts", "scoring", "warm_start"} <= set(shared)
+    assert_docstring_consistency(rankers, include_params=shared, include_attrs=True)

@@ -95,7 +95,7 @@ def test_letor_protocol_early_stops_on_vali(shared_data, capsys):
     (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = data.train, data.vali, data.test
     models = []
     for params in ParameterGrid(RANKERS["ListNet"].grid):
-        ranker = ListNetRanker(random_state=0, validation_scoring=LETOR_NDCG10, **params)
+        ranker = ListNetRanker(random_state=0, scoring=LETOR_NDCG10, **params)
         models.append(ranker.fit(X, y, qid=qid, X_val=Xv, y_val=yv, qid_val=qv))
     best = max(models, key=lambda m: m.best_validation_score_)
     assert rows["ListNet"][0][3][0] == pytest.approx(

@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose
 from scipy.special import log_softmax, softmax
 
 from skrank._query import QueryLayout
-from skrank.losses import LOSSES, ListNetLoss
+from skrank.losses import LOSSES, ListNetLoss, query_uniforms
 
 LOSS_NAMES = sorted(LOSSES)
 
@@ -174,3 +174,70 @@ def test_listnet_minimum_at_labels():
     at_labels, grad = _evaluate(loss, y, y + 3.0, np.zeros(4))
     assert_allclose(grad, 0.0, atol=1e-15)
     assert _evaluate(loss, y, y[::-1], np.zeros(4))[0] > at_labels
+
+
+# ----------------------------------------------------------------------------
+# Sampling losses: draws fixed by the seed, per query
+def _prepared_arrays(state):
+    return {**{f"row:{k}": v for k, v in state.per_row.items()},
+            **{f"query:{k}": v for k, v in state.per_query.items()}}
+
+
+def test_same_seed_same_state(loss, rng):
+    y, _, qid = _data(rng)
+    layout = QueryLayout(qid)
+    a = _prepared_arrays(loss.prepare(y, layout, random_state=7))
+    b = _prepared_arrays(loss.prepare(y, layout, random_state=7))
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+def test_query_subset_same_state_for_those_queries(loss, rng):
+    """Preparing on some queries gives them the state they get among all queries."""
+    y, _, qid = _data(rng)
+    keep = np.isin(qid, [3, 23, 43])
+    full = loss.prepare(y, QueryLayout(qid), random_state=7)
+    sub = loss.prepare(y[keep], QueryLayout(qid[keep]), random_state=7)
+    queries = np.searchsorted(full.layout.unique_qid, sub.layout.unique_qid)
+    _, taken = full.take(queries)
+    a, b = _prepared_arrays(taken), _prepared_arrays(sub)
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=1e-12, err_msg=key)
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+def test_query_uniforms_depend_only_on_seed_query_and_place(rng, ids):
+    sizes = [3, 1, 4, 2]
+    names = np.array([11, 5, 42, 7]) if ids == "int" else np.array(["b", "a", "zz", "c"])
+    qid = np.repeat(names, sizes)
+    base = query_uniforms(QueryLayout(qid), 3, n_draws=4)
+    assert base.shape == (qid.size, 4)
+    assert ((base >= 0) & (base < 1)).all()
+    # interleaving the queries' rows (each query's rows are interchangeable here,
+    # all drawn per place in the query) changes nothing: results are in sorted order
+    shuffled = qid[rng.permutation(qid.size)]
+    np.testing.assert_array_equal(query_uniforms(QueryLayout(shuffled), 3, 4), base)
+    # a subset of the queries gets the same draws
+    keep = np.isin(qid, names[[0, 2]])
+    np.testing.assert_array_equal(query_uniforms(QueryLayout(qid[keep]), 3, 4),
+                                  base[np.isin(QueryLayout(qid).to_sorted(qid), names[[0, 2]])])
+    # another seed, other draws; a RandomState seed is one draw from it
+    assert not np.allclose(query_uniforms(QueryLayout(qid), 4, 4), base)
+    seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max)
+    np.testing.assert_array_equal(
+        query_uniforms(QueryLayout(qid), np.random.RandomState(0), 4),
+        query_uniforms(QueryLayout(qid), seed, 4),
+    )
+
+
+def test_query_uniforms_are_uniform_and_independent():
+    layout = QueryLayout(np.repeat(np.arange(200), 50))
+    u = query_uniforms(layout, 0, n_draws=3)
+    from scipy.stats import kstest
+
+    for d in range(3):
+        assert kstest(u[:, d], "uniform").pvalue > 1e-3
+    assert abs(np.corrcoef(u[:-1, 0], u[1:, 0])[0, 1]) < 0.05
+    assert abs(np.corrcoef(u[:, 0], u[:, 1])[0, 1]) < 0.05

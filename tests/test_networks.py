@@ -1,46 +1,130 @@
-"""Scoring networks and optimizers: gradients, packing, activations."""
+"""Scoring networks: gradients, fitted attributes, combining networks, activations."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
-from skrank.neural._networks import ACTIVATIONS, ScoringNetwork
-from skrank.neural._optimizers import SGD, Adam, lbfgs
+from skrank._core._networks import (
+    ACTIVATIONS,
+    LinearNetwork,
+    MLPNetwork,
+    make_network,
+    restore_network,
+)
 
-ARCHITECTURES = [(), (4,), (3, 2)]
+N_FEATURES = 5
+HIDDEN = [(4,), (3, 2)]
 
 
-def _random_params(network, seed=0):
+def _network(hidden, activation="tanh"):
+    return make_network(N_FEATURES, hidden, activation)
+
+
+def _random_params(network, seed=0, positive=False):
     """Parameters of a non-trivial size (biases non-zero too)."""
-    return np.random.RandomState(seed).normal(scale=0.7, size=network.n_params)
+    params = np.random.RandomState(seed).normal(scale=0.7, size=network.n_params)
+    return np.abs(params) if positive else params
 
 
-@pytest.mark.parametrize("hidden", ARCHITECTURES)
-@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
-def test_backward_matches_finite_differences(hidden, activation, rng):
-    X = rng.normal(size=(9, 5))
-    dscores = rng.normal(size=9)
-    network = ScoringNetwork(5, hidden, activation)
+def _X(rng, sparse, n_samples=9):
+    X = rng.normal(size=(n_samples, N_FEATURES))
+    if sparse:
+        X *= rng.random(X.shape) < 0.5
+        return sp.csr_matrix(X)
+    return X
+
+
+def _numeric_grad(f, params, eps=1e-6):
+    """Central differences of a scalar function of the flat parameters."""
+    return np.array(
+        [(f(params + eps * e) - f(params - eps * e)) / (2 * eps) for e in np.eye(len(params))]
+    )
+
+
+# ----------------------------------------------------------------------
+# Gradients
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_linear_backward_matches_finite_differences(rng, sparse):
+    X = _X(rng, sparse)
+    dscores = rng.normal(size=X.shape[0])
+    network = LinearNetwork(N_FEATURES)
     params = _random_params(network)
-    if activation == "relu":  # keep pre-activations away from the kink
-        params = np.abs(params)
 
     def value(p):
         return float(network.forward(p, X)[0] @ dscores)
 
-    scores, cache = network.forward(params, X)
+    _, cache = network.forward(params, X)
     grad = network.backward(params, cache, dscores)
-    eps = 1e-6
-    numeric = np.array(
-        [
-            (value(params + eps * e) - value(params - eps * e)) / (2 * eps)
-            for e in np.eye(network.n_params)
-        ]
+    assert grad.shape == (N_FEATURES,)
+    assert_allclose(grad, _numeric_grad(value, params), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("hidden", HIDDEN, ids=str)
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_mlp_backward_matches_finite_differences(rng, hidden, activation, sparse):
+    X = _X(rng, sparse)
+    dscores = rng.normal(size=X.shape[0])
+    network = MLPNetwork(N_FEATURES, hidden, activation)
+    # relu: positive weights and biases keep pre-activations of the (mostly
+    # positive) hidden units away from the kink at 0
+    params = _random_params(network, positive=activation == "relu")
+
+    def value(p):
+        return float(network.forward(p, X)[0] @ dscores)
+
+    _, cache = network.forward(params, X)
+    grad = network.backward(params, cache, dscores)
+    assert grad.shape == (network.n_params,)
+    assert np.abs(grad).max() > 1e-3  # not trivially zero
+    assert_allclose(grad, _numeric_grad(value, params), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("hidden", [(), *HIDDEN], ids=str)
+def test_sparse_input_matches_dense(rng, hidden):
+    X = _X(rng, sparse=True)
+    network = _network(hidden)
+    params = _random_params(network)
+    dscores = rng.normal(size=X.shape[0])
+    dense, dense_cache = network.forward(params, X.toarray())
+    sparse, sparse_cache = network.forward(params, X)
+    assert isinstance(sparse, np.ndarray) and sparse.shape == (X.shape[0],)
+    assert_allclose(sparse, dense, rtol=1e-13)
+    assert_allclose(
+        network.backward(params, sparse_cache, dscores),
+        network.backward(params, dense_cache, dscores),
+        rtol=1e-13,
     )
-    assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("hidden", [(), *HIDDEN], ids=str)
+def test_penalty_gradient_matches_finite_differences(hidden):
+    network = _network(hidden)
+    params = _random_params(network)
+    alpha = 0.3
+    value, grad = network.penalty(params, alpha)
+    assert value > 0
+    assert_allclose(
+        grad, _numeric_grad(lambda p: network.penalty(p, alpha)[0], params), rtol=1e-7, atol=1e-9
+    )
+
+
+def test_penalty_covers_weights_not_biases():
+    network = MLPNetwork(2, (2,))
+    params = np.arange(1.0, network.n_params + 1)
+    coefs, intercepts = network.unpack(params)
+    value, grad = network.penalty(params, 0.5)
+    weights = np.concatenate([c.ravel() for c in coefs])
+    assert_allclose(value, 0.25 * (weights**2).sum())
+    g_coefs, g_intercepts = network.unpack(grad)
+    assert_array_equal(g_intercepts[0], 0.0)
+    assert_allclose(g_coefs[0], 0.5 * coefs[0])
+    assert_allclose(g_coefs[1], 0.5 * coefs[1])
+
+
+# ----------------------------------------------------------------------
+# The networks themselves
 @pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
 def test_activation_values(activation):
     z = np.array([-30.0, -1.0, 0.0, 0.5, 30.0])
@@ -55,94 +139,143 @@ def test_activation_values(activation):
 
 
 def test_linear_network_is_a_dot_product(rng):
-    X = rng.normal(size=(6, 4))
-    network = ScoringNetwork(4)
+    X = rng.normal(size=(6, N_FEATURES))
+    network = LinearNetwork(N_FEATURES)
     params = _random_params(network)
-    assert network.n_params == 4  # no output bias
-    assert_allclose(network.forward(params, X)[0], X @ params)
-    assert_allclose(network.backward(params, [X], np.ones(6)), X.sum(axis=0))
+    assert network.n_params == N_FEATURES  # no intercept
+    assert not network.needs_query
+    scores, cache = network.forward(params, X)
+    assert_allclose(scores, X @ params, rtol=1e-14)
+    assert_allclose(network.backward(params, cache, np.ones(6)), X.sum(axis=0), rtol=1e-14)
 
 
-def test_sparse_input_matches_dense(rng):
-    X = rng.normal(size=(8, 5)) * (rng.random((8, 5)) < 0.4)
-    network = ScoringNetwork(5, (3,))
+def test_mlp_is_the_layers_composed(rng):
+    """tanh(X W0 + b0) W1 + b1 ... w_out, without an output bias."""
+    X = rng.normal(size=(7, N_FEATURES))
+    network = MLPNetwork(N_FEATURES, (4, 3), "tanh")
     params = _random_params(network)
-    dense, cache = network.forward(params, X)
-    sparse, sparse_cache = network.forward(params, sp.csr_matrix(X))
-    assert_allclose(sparse, dense)
-    dscores = rng.normal(size=8)
-    assert_allclose(
-        network.backward(params, sparse_cache, dscores),
-        network.backward(params, cache, dscores),
-    )
+    (W0, W1, w), (b0, b1) = network.unpack(params)
+    expected = (np.tanh(np.tanh(X @ W0 + b0) @ W1 + b1) @ w).ravel()
+    assert_allclose(network.forward(params, X)[0], expected, rtol=1e-13)
+    assert network.n_params == 5 * 4 + 4 + 4 * 3 + 3 + 3 * 1
+
+
+def test_make_network_picks_linear_or_mlp():
+    assert isinstance(make_network(N_FEATURES, ()), LinearNetwork)
+    mlp = make_network(N_FEATURES, (4, 2), "relu")
+    assert isinstance(mlp, MLPNetwork)
+    assert mlp.hidden_layer_sizes == (4, 2) and mlp.activation == "relu"
+    with pytest.raises(ValueError, match="at least one hidden layer; use LinearNetwork"):
+        MLPNetwork(N_FEATURES, ())
 
 
 def test_pack_unpack_round_trip():
-    network = ScoringNetwork(5, (4, 3))
+    network = MLPNetwork(N_FEATURES, (4, 3))
     params = _random_params(network)
     coefs, intercepts = network.unpack(params)
     assert [c.shape for c in coefs] == [(5, 4), (4, 3), (3, 1)]
     assert [b.shape for b in intercepts] == [(4,), (3,)]
-    assert_allclose(network.pack(coefs, intercepts), params)
+    assert_array_equal(network.pack(coefs, intercepts), params)
     with pytest.raises(ValueError, match="do not match the network"):
         network.pack(coefs[:-1], intercepts)
 
 
-def test_penalty_covers_weights_not_biases():
-    network = ScoringNetwork(2, (2,))
-    params = np.arange(1.0, network.n_params + 1)
-    coefs, intercepts = network.unpack(params)
-    value, grad = network.penalty(params, 0.5)
-    weights = np.concatenate([c.ravel() for c in coefs])
-    assert_allclose(value, 0.25 * (weights**2).sum())
-    g_coefs, g_intercepts = network.unpack(grad)
-    assert_allclose(g_intercepts[0], 0.0)
-    assert_allclose(g_coefs[0], 0.5 * coefs[0])
-
-
 def test_init_is_glorot_scaled_and_seeded():
-    network = ScoringNetwork(50, (20,))
+    network = MLPNetwork(50, (20,))
     a = network.init_params(np.random.RandomState(1))
     b = network.init_params(np.random.RandomState(1))
     coefs, intercepts = network.unpack(a)
-    assert_allclose(a, b)
+    assert_array_equal(a, b)
     assert np.abs(coefs[0]).max() <= np.sqrt(6 / 70)
-    assert np.abs(coefs[0]).max() > 0.5 * np.sqrt(6 / 70)
-    assert_allclose(intercepts[0], 0.0)
-    logistic = ScoringNetwork(50, (20,), "logistic").init_params(np.random.RandomState(1))
+    assert np.abs(coefs[0]).max() > 0.9 * np.sqrt(6 / 70)
+    assert np.abs(coefs[1]).max() <= np.sqrt(6 / 21)
+    assert_array_equal(intercepts[0], 0.0)
+    logistic = MLPNetwork(50, (20,), "logistic").init_params(np.random.RandomState(1))
     assert np.abs(logistic[: 50 * 20]).max() <= np.sqrt(2 / 70)
-    # the activation plays no part in a linear model
-    assert_allclose(
-        ScoringNetwork(50, (), "logistic").init_params(np.random.RandomState(1)),
-        ScoringNetwork(50, ()).init_params(np.random.RandomState(1)),
-    )
+    linear = LinearNetwork(50).init_params(np.random.RandomState(1))
+    assert linear.shape == (50,)
+    assert np.abs(linear).max() <= np.sqrt(6 / 51)
+    assert np.abs(linear).max() > 0.9 * np.sqrt(6 / 51)
 
 
-@pytest.mark.parametrize("optimizer", [Adam(2, 0.1), SGD(2, 0.05, momentum=0.5)])
-def test_stochastic_optimizers_minimise_a_quadratic(optimizer):
-    target = np.array([1.0, -2.0])
-    params = np.zeros(2)
-    for _ in range(500):
-        optimizer.step(params, 2 * (params - target))
-    assert_allclose(params, target, atol=1e-3)
-    rate = optimizer.learning_rate
-    optimizer.decay(0.8)
-    assert optimizer.learning_rate == pytest.approx(0.8 * rate)
+# ----------------------------------------------------------------------
+# Fitted attributes
+def test_linear_export_restore_round_trip(rng):
+    network = LinearNetwork(N_FEATURES)
+    params = _random_params(network)
+    attributes = network.export(params)
+    assert set(attributes) == {"coef_"}
+    assert attributes["coef_"].shape == (N_FEATURES,)
+    assert attributes["coef_"] is not params  # a copy, not a view of the solver's vector
+    for restored, restored_params in (
+        LinearNetwork.restore(attributes),
+        restore_network(attributes, activation="relu"),  # the activation plays no part
+    ):
+        assert isinstance(restored, LinearNetwork) and restored.n_features == N_FEATURES
+        assert_array_equal(restored_params, params)
+    X = rng.normal(size=(4, N_FEATURES))
+    assert_array_equal(restored.forward(restored_params, X)[0], network.forward(params, X)[0])
+    with pytest.raises(ValueError, match=r"coef_ must have shape \(n_features,\); got \(5, 1\)"):
+        LinearNetwork.restore({"coef_": params[:, None]})
 
 
-def test_lbfgs_minimises_and_stops_on_request():
-    target = np.array([3.0, -1.0, 0.5])
+@pytest.mark.parametrize("hidden", HIDDEN, ids=str)
+@pytest.mark.parametrize("activation", ["relu", "logistic"])
+def test_mlp_export_restore_round_trip(rng, hidden, activation):
+    network = MLPNetwork(N_FEATURES, hidden, activation)
+    params = _random_params(network)
+    attributes = network.export(params)
+    assert set(attributes) == {"coefs_", "intercepts_"}
+    sizes = (N_FEATURES, *hidden, 1)
+    assert [c.shape for c in attributes["coefs_"]] == list(zip(sizes[:-1], sizes[1:]))
+    assert [b.shape for b in attributes["intercepts_"]] == [(h,) for h in hidden]
+    params_before = params.copy()
+    attributes["coefs_"][0][...] = 0.0  # exported arrays are copies
+    assert_array_equal(params, params_before)
+    attributes = network.export(params)
+    for restored, restored_params in (
+        MLPNetwork.restore(attributes, activation=activation),
+        restore_network(attributes, activation=activation),
+    ):
+        assert isinstance(restored, MLPNetwork)
+        assert restored.hidden_layer_sizes == hidden and restored.activation == activation
+        assert_array_equal(restored_params, params)
+    X = rng.normal(size=(4, N_FEATURES))
+    assert_array_equal(restored.forward(restored_params, X)[0], network.forward(params, X)[0])
 
-    def fun(x):
-        return float(((x - target) ** 2).sum()), 2 * (x - target)
 
-    result = lbfgs(fun, np.zeros(3), max_iter=100, tol=1e-10)
-    assert_allclose(result.x, target, atol=1e-6)
-    calls = []
+# ----------------------------------------------------------------------
+# Combining networks
+@pytest.mark.parametrize("hidden", [(), *HIDDEN], ids=str)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_combine_scores_the_weighted_sum_of_the_members(rng, hidden, sparse):
+    network = _network(hidden, "tanh")
+    members = [_random_params(network, seed) for seed in range(3)]
+    weights = np.array([0.5, -1.25, 2.0])
+    combined, params = network.combine(members, weights)
+    X = _X(rng, sparse, n_samples=11)
+    expected = sum(w * network.forward(p, X)[0] for w, p in zip(weights, members))
+    assert_allclose(combined.forward(params, X)[0], expected, rtol=1e-12, atol=1e-14)
+    assert type(combined) is type(network)
+    assert params.shape == (combined.n_params,)
+    if hidden:  # the members' hidden units side by side
+        assert combined.hidden_layer_sizes == tuple(3 * h for h in hidden)
+        assert combined.activation == network.activation
+        assert combined.n_features == N_FEATURES
+        sizes = (N_FEATURES, *combined.hidden_layer_sizes, 1)
+        assert [c.shape for c in combined.export(params)["coefs_"]] == list(
+            zip(sizes[:-1], sizes[1:])
+        )
+    else:
+        assert combined.export(params)["coef_"].shape == (N_FEATURES,)
+    # the combined network is an ordinary network: it exports and restores
+    restored, restored_params = restore_network(combined.export(params), activation="tanh")
+    assert_array_equal(restored.forward(restored_params, X)[0], combined.forward(params, X)[0])
 
-    def stop(intermediate_result):
-        calls.append(intermediate_result.fun)
-        raise StopIteration
 
-    result = lbfgs(fun, np.zeros(3), max_iter=100, tol=1e-10, callback=stop)
-    assert len(calls) == 1 and result.nit == 1
+def test_combine_of_one_member_with_weight_one_is_the_member(rng):
+    network = MLPNetwork(N_FEATURES, (3, 2))
+    params = _random_params(network)
+    combined, combined_params = network.combine([params], np.array([1.0]))
+    assert combined.hidden_layer_sizes == (3, 2)
+    assert_array_equal(combined_params, params)

@@ -94,25 +94,26 @@ def test_rank_distributions_are_distributions(rng, options):
 
 def test_sinkhorn_makes_rank_columns_sum_to_one(rng):
     s = rng.normal(size=25)
-    plain = SoftRankLoss().rank_distributions(s)[0]
+    plain = SoftRankLoss(1.0).rank_distributions(s)[0]
     assert np.abs(plain.sum(axis=0) - 1.0).max() > 0.5  # not doubly stochastic yet
-    P = SoftRankLoss(sinkhorn_iterations=200).rank_distributions(s)[0]
+    P = SoftRankLoss(1.0, sinkhorn_iterations=200).rank_distributions(s)[0]
     assert (P >= 0).all()
     assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)  # each iteration ends on rows
     assert_allclose(P.sum(axis=0), 1.0, atol=1e-8)
 
 
 def test_normal_approximation_close_to_exact_for_200_documents(rng):
-    """Stated tolerance: entries within 0.05, total variation within 0.1, loss within 1e-3."""
+    """Stated tolerance (sigma=1, scores of unit spread): entries within 0.05, total
+    variation within 0.1, loss within 1e-3."""
     s = rng.normal(size=200)
     y = rng.integers(0, 3, size=200).astype(float)
-    exact = SoftRankLoss().rank_distributions(s)[0]
-    approx = SoftRankLoss(rank_distribution="normal").rank_distributions(s)[0]
+    exact = SoftRankLoss(1.0).rank_distributions(s)[0]
+    approx = SoftRankLoss(1.0, rank_distribution="normal").rank_distributions(s)[0]
     assert np.abs(exact - approx).max() < 0.05
     assert 0.5 * np.abs(exact - approx).sum(axis=1).max() < 0.1
     qid = np.zeros(200)
-    value = _value_and_grad(SoftRankLoss(), y, s, qid)[0]
-    value_normal = _value_and_grad(SoftRankLoss(rank_distribution="normal"), y, s, qid)[0]
+    value = _value_and_grad(SoftRankLoss(1.0), y, s, qid)[0]
+    value_normal = _value_and_grad(SoftRankLoss(1.0, rank_distribution="normal"), y, s, qid)[0]
     assert abs(value - value_normal) < 1e-3
 
 
@@ -274,21 +275,23 @@ def test_labels_must_be_non_negative():
 
 
 @pytest.mark.parametrize(
-    "params, match",
+    "params, name, got",
     [
-        ({"sigma": 0.0}, "sigma must be a positive"),
-        ({"sigma": -1.0}, "sigma must be a positive"),
-        ({"sigma": np.inf}, "sigma must be a positive"),
-        ({"n_exact": -1}, "n_exact must be a non-negative integer; got -1"),
-        ({"sinkhorn_iterations": 1.5}, "sinkhorn_iterations must be"),
-        ({"discount_alpha": 1.5}, r"discount_alpha must lie in \[-1, 1\]; got 1.5"),
-        ({"discount_alpha": -2}, "discount_alpha must lie"),
-        ({"truncation": 0}, "truncation must be None or a positive integer; got 0"),
-        ({"rank_distribution": "poisson"}, "rank_distribution must be one of"),
+        ({"sigma": 0.0}, "sigma", "0.0"),
+        ({"sigma": -1.0}, "sigma", "-1.0"),
+        ({"sigma": np.inf}, "sigma", "inf"),
+        ({"n_exact": -1}, "n_exact", "-1"),
+        ({"sinkhorn_iterations": 1.5}, "sinkhorn_iterations", "1.5"),
+        ({"discount_alpha": 1.5}, "discount_alpha", "1.5"),
+        ({"discount_alpha": -2}, "discount_alpha", "-2"),
+        ({"truncation": 0}, "truncation", "0"),
+        ({"rank_distribution": "poisson"}, "rank_distribution", "'poisson'"),
     ],
 )
-def test_loss_rejects_bad_parameters(params, match):
-    with pytest.raises(ValueError, match=match):
+def test_loss_rejects_bad_parameters(params, name, got):
+    """The loss validates its parameters with the constraints it shares with the ranker."""
+    with pytest.raises(InvalidParameterError,
+                       match=rf"The '{name}' parameter of SoftRankLoss must be .* Got {got} instead"):
         SoftRankLoss(**params)
 
 

@@ -6,11 +6,18 @@ Every loss follows the protocol of :class:`ListwiseLoss`:
 optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 """
 
-from ._base import ListwiseLoss, LossState
+from ._base import ListwiseLoss, LossState, query_uniforms
 from ._listnet import ListNetLoss
 from ._softrank import SoftRankLoss
 
 #: Registry of the listwise losses, name -> class.
 LOSSES = {cls.name: cls for cls in (ListNetLoss, SoftRankLoss)}
 
-__all__ = ["LOSSES", "ListNetLoss", "ListwiseLoss", "LossState", "SoftRankLoss"]
+__all__ = [
+    "LOSSES",
+    "ListNetLoss",
+    "ListwiseLoss",
+    "LossState",
+    "SoftRankLoss",
+    "query_uniforms",
+]

@@ -8,9 +8,12 @@ estimators: they map scores to a value and the gradient with respect to the
 scores.
 """
 
+import hashlib
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from .._query import QueryLayout
 
@@ -72,7 +75,11 @@ class ListwiseLoss:
             Query layout of the rows.
         random_state : int, RandomState instance or None, default=None
             Seed of any sampling done here (fixed for the whole fit, so that
-            the objective is deterministic).
+            the objective is deterministic). A sampling loss draws through
+            :func:`query_uniforms`, so that each query's draws depend only on
+            the seed, the query's id and its rows' order within the query:
+            not on how the queries are interleaved, nor on which other
+            queries are present.
 
         Returns
         -------
@@ -107,9 +114,26 @@ class ListwiseLoss:
             _, state = state.take(queries)
         layout = state.layout
         scores = _check_finite_vector("scores", scores, layout.n_samples)
-        per_query, grad = self._value_and_grad(layout.to_sorted(scores), state)
-        n = layout.n_queries
-        return float(per_query.sum() / n), layout.to_rows(grad / n)
+        value, grad = self.mean_value_and_grad(layout.to_sorted(scores), state)
+        return value, layout.to_rows(grad)
+
+    def mean_value_and_grad(self, s_sorted, state):
+        """:meth:`value_and_grad` of finite float64 scores in sorted order, unchecked.
+
+        For the fit loop, which checks the scores once and keeps every
+        batch grouped by query: no validation, no reordering.
+
+        Returns
+        -------
+        loss : float
+            Mean loss over the queries of ``state``.
+        grad : ndarray of shape (n_rows,)
+            Its gradient, in sorted order.
+        """
+        per_query, grad = self._value_and_grad(s_sorted, state)
+        n = state.layout.n_queries
+        grad /= n
+        return float(per_query.sum() / n), grad
 
     def _prepare(self, y_sorted, layout, random_state):
         raise NotImplementedError
@@ -148,3 +172,64 @@ def segment_log_softmax(s_sorted, layout):
     total = layout.sum(prob)
     prob /= layout.expand(total)
     return top + np.log(total), prob
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x):
+    """The splitmix64 finaliser: a bijective scrambling of uint64 values."""
+    x = x + _GOLDEN
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _query_keys(unique_qid):
+    """A uint64 key per query id: the integer itself, or a stable hash of a string."""
+    if unique_qid.dtype.kind in "iu":
+        return unique_qid.astype(np.int64).view(np.uint64)
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(str(q).encode(), digest_size=8).digest(), "little")
+         for q in unique_qid],
+        dtype=np.uint64,
+    )
+
+
+def _seed(random_state):
+    """A non-negative integer seed from an int, a RandomState or None."""
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return int(random_state) % 2**64
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def query_uniforms(layout, random_state, n_draws):
+    """Uniform draws per row that depend only on the seed, the query id and the row's place.
+
+    The draw ``d`` of the ``i``-th row of query ``q`` (in the order of the
+    rows of ``q``) is a hash of ``(seed, id of q, i, d)`` (splitmix64), so a
+    query gets the same draws whatever other queries are present and however
+    the queries' rows are interleaved: sampling losses stay reproducible on a
+    subset of queries (cross-validation, the early-stopping holdout).
+
+    Parameters
+    ----------
+    layout : QueryLayout
+        Query layout of the rows.
+    random_state : int, RandomState instance or None
+        The seed (a RandomState gives one draw of it; None, fresh entropy).
+    n_draws : int
+        Draws per row.
+
+    Returns
+    -------
+    uniforms : ndarray of shape (n_samples, n_draws)
+        Values in [0, 1), rows in sorted order of ``layout``.
+    """
+    with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
+        base = _mix(np.uint64(_seed(random_state)))
+        query = _mix(base ^ _query_keys(layout.unique_qid))
+        index = (np.arange(layout.n_samples) - layout.expand(layout.starts)).astype(np.uint64)
+        row = _mix(layout.expand(query) ^ _mix(index))
+        bits = _mix(row[:, None] ^ _mix(np.arange(n_draws, dtype=np.uint64))[None, :])
+    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53

@@ -18,7 +18,8 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import ndtr
 
-from .._query import QueryLayout
+from .._query import QueryLayout, default_qid
+from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
 from ._base import ListwiseLoss, LossState, _check_finite_vector
 
 #: Float64 values the stored recursion states of one block may occupy
@@ -42,7 +43,7 @@ class SoftRankLoss(ListwiseLoss):
 
     Parameters
     ----------
-    sigma : float, default=1.0
+    sigma : float, default=0.1
         Standard deviation :math:`\sigma` of the noise added to every score.
     rank_distribution : {"binomial", "normal", "hybrid"}, default="binomial"
         How the rank distribution of each document is computed: the exact
@@ -127,9 +128,19 @@ class SoftRankLoss(ListwiseLoss):
 
     name = "softrank"
 
+    #: Constraints of the parameters, shared with :class:`~skrank.SoftRankRanker`.
+    _parameter_constraints = {
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "rank_distribution": [StrOptions(set(RANK_DISTRIBUTIONS))],
+        "n_exact": [Interval(Integral, 0, None, closed="left")],
+        "sinkhorn_iterations": [Interval(Integral, 0, None, closed="left")],
+        "discount_alpha": [Interval(Real, -1, 1, closed="both")],
+        "truncation": [None, Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(
         self,
-        sigma=1.0,
+        sigma=0.1,
         *,
         rank_distribution="binomial",
         n_exact=10,
@@ -137,23 +148,14 @@ class SoftRankLoss(ListwiseLoss):
         discount_alpha=1.0,
         truncation=None,
     ):
-        if not isinstance(sigma, Real) or not (np.isfinite(sigma) and sigma > 0):
+        params = {
+            "sigma": sigma, "rank_distribution": rank_distribution, "n_exact": n_exact,
+            "sinkhorn_iterations": sinkhorn_iterations, "discount_alpha": discount_alpha,
+            "truncation": truncation,
+        }
+        validate_parameter_constraints(self._parameter_constraints, params, type(self).__name__)
+        if not np.isfinite(sigma):
             raise ValueError(f"sigma must be a positive finite number; got {sigma!r}.")
-        if rank_distribution not in RANK_DISTRIBUTIONS:
-            raise ValueError(
-                f"rank_distribution must be one of {RANK_DISTRIBUTIONS}; "
-                f"got {rank_distribution!r}."
-            )
-        for name, value in (("n_exact", n_exact), ("sinkhorn_iterations", sinkhorn_iterations)):
-            if not isinstance(value, Integral) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer; got {value!r}.")
-        if not isinstance(discount_alpha, Real) or not -1.0 <= discount_alpha <= 1.0:
-            raise ValueError(f"discount_alpha must lie in [-1, 1]; got {discount_alpha!r}.")
-        if truncation is not None and (
-            not isinstance(truncation, Integral) or isinstance(truncation, bool)
-            or truncation < 1
-        ):
-            raise ValueError(f"truncation must be None or a positive integer; got {truncation!r}.")
         self.sigma = float(sigma)
         self.rank_distribution = rank_distribution
         self.n_exact = int(n_exact)
@@ -212,7 +214,7 @@ class SoftRankLoss(ListwiseLoss):
             Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``.
         """
         scores = np.asarray(scores, dtype=np.float64)
-        layout = QueryLayout(np.zeros(scores.shape[0], dtype=np.int64) if qid is None else qid)
+        layout = QueryLayout(default_qid(qid, scores.shape[0]))
         s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))
         out = [None] * layout.n_queries
         for queries, slots, valid in self._blocks(layout):

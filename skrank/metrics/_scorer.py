@@ -6,11 +6,8 @@ import re
 
 import numpy as np
 
-from ..utils._sklearn_compat import (
-    get_routing_for_object,
-    make_metadata_request,
-    routing_enabled,
-)
+from ..utils._routing import predict_scores
+from ..utils._sklearn_compat import make_metadata_request
 from ._ranking import (
     average_precision_score,
     dcg_score,
@@ -31,39 +28,6 @@ _METRICS = {
 }
 
 _NAME_PATTERN = re.compile(r"^(?P<metric>[a-z]+)(?:@(?P<k>\d+))?$")
-
-
-def _accepts_qid(estimator, method):
-    """Whether ``estimator.<method>`` should be given ``qid``.
-
-    True when the method has an explicit ``qid`` parameter, or, with metadata
-    routing on, when the estimator (a meta-estimator such as a Pipeline) routes
-    ``qid`` to a consumer of that method.
-    """
-    func = getattr(estimator, method, None)
-    if func is None:
-        return False
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    if "qid" in params:
-        return True
-    has_var_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    if has_var_kwargs and routing_enabled() and hasattr(estimator, "get_metadata_routing"):
-        try:
-            routing = get_routing_for_object(estimator)
-            return bool(routing.consumes(method, ["qid"]))
-        except (AttributeError, NotImplementedError, TypeError):
-            return False
-    return False
-
-
-def _predict_scores(estimator, X, qid):
-    """``estimator.predict(X, qid=qid)`` when predict takes qid, else ``predict(X)``."""
-    if _accepts_qid(estimator, "predict"):
-        return estimator.predict(X, qid=qid)
-    return estimator.predict(X)
 
 
 class RankingScorer:
@@ -139,7 +103,7 @@ class RankingScorer:
                 f"{self!r} does not support sample_weight; got an array of "
                 f"length {len(sample_weight)}."
             )
-        y_score = _predict_scores(estimator, X, qid)
+        y_score = predict_scores(estimator, X, qid)
         return self.score_predictions(y_true, y_score, qid=qid)
 
     def score_predictions(self, y_true, y_score, *, qid):

@@ -8,7 +8,8 @@ from sklearn.metrics import get_scorer
 from sklearn.model_selection import GroupKFold, check_cv
 
 from .._query import QueryLayout
-from ..metrics._scorer import RankingScorer, _accepts_qid, get_ranking_scorer
+from ..metrics._scorer import RankingScorer, get_ranking_scorer
+from ..utils._routing import accepts_qid
 from ..utils._sklearn_compat import make_metadata_request, routing_enabled
 
 __all__ = ["check_ranking_scoring", "query_splits"]
@@ -183,7 +184,7 @@ def _nested_qid_consumers(estimator):
     names = []
     for name, value in estimator.get_params(deep=True).items():
         if hasattr(value, "get_params") and any(
-            _accepts_qid(value, method) for method in ("fit", "transform", "predict")
+            accepts_qid(value, method) for method in ("fit", "transform", "predict")
         ):
             names.append(name)
     return names
@@ -200,7 +201,7 @@ def fit_params_for(estimator, qid, params):
         them, and they would silently treat all rows as one query.
     """
     params = dict(params or {})
-    if _accepts_qid(estimator, "fit"):
+    if accepts_qid(estimator, "fit"):
         params["qid"] = qid
     elif not routing_enabled():
         consumers = _nested_qid_consumers(estimator)

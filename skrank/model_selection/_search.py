@@ -4,7 +4,8 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics._scorer import RankingScorer, _accepts_qid, _predict_scores
+from ..metrics._scorer import RankingScorer
+from ..utils._routing import accepts_qid, predict_scores
 from ..utils._sklearn_compat import multimetric_scorer, routing_enabled
 from ._common import check_layout, check_ranking_scoring, fit_params_for, query_splits
 
@@ -19,8 +20,8 @@ class RankerSearchCV(GridSearchCV):
     (``GroupKFold`` by default), passes ``qid`` to the estimator's ``fit``
     when it takes it, and to the ranking scorers. Everything else (``cv_results_``,
     ``best_params_``, refitting, parallelism through joblib) is
-    scikit-learn's. It is the helper for tuning, e.g., BoltzRank's λ and the
-    number of hidden units.
+    scikit-learn's. It is the helper for tuning a ranker's hyperparameters,
+    e.g. ``SoftRankRanker``'s ``sigma`` and the number of hidden units.
 
     Parameters
     ----------
@@ -201,7 +202,7 @@ class RankerSearchCV(GridSearchCV):
         y_score : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "best_estimator_")
-        if qid is not None and _accepts_qid(self.best_estimator_, "predict"):
+        if qid is not None and accepts_qid(self.best_estimator_, "predict"):
             return self.best_estimator_.predict(X, qid=qid)
         return self.best_estimator_.predict(X)
 
@@ -226,7 +227,7 @@ class RankerSearchCV(GridSearchCV):
         if isinstance(scorer, dict):  # multi-metric: scikit-learn keeps a dict
             scorer = scorer[self.refit]
         if isinstance(scorer, RankingScorer):
-            y_score = _predict_scores(self.best_estimator_, X, qid)
+            y_score = predict_scores(self.best_estimator_, X, qid)
             return scorer.score_predictions(y, y_score, qid=qid)
         return float(scorer(self.best_estimator_, X, y, qid=qid))
 

@@ -10,7 +10,8 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import indexable
 from sklearn.utils.parallel import Parallel, delayed
 
-from ..metrics._scorer import RankingScorer, _predict_scores
+from ..metrics._scorer import RankingScorer
+from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import safe_indexing
 from ._common import check_layout, check_ranking_scoring, fit_params_for, query_splits
 
@@ -40,7 +41,7 @@ def _score_all(estimator, X, y, qid, scorers):
     for name, scorer in scorers.items():
         if isinstance(scorer, RankingScorer):
             if y_score is None:
-                y_score = _predict_scores(estimator, X, qid)
+                y_score = predict_scores(estimator, X, qid)
             scores[name] = scorer.score_predictions(y, y_score, qid=qid)
         else:
             scores[name] = scorer(estimator, X, y, qid=qid)

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._query import QueryLayout, check_qid
+from .._query import QueryLayout, check_qid, default_qid
 from ..utils._sklearn_compat import StrOptions, _fit_context, validate_data
 
 __all__ = ["QueryNormalizer"]
@@ -222,9 +222,7 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        if qid is None:
-            qid = np.zeros(X.shape[0], dtype=np.int64)
-        layout = QueryLayout(qid, X.shape[0])
+        layout = QueryLayout(default_qid(qid, X.shape[0]))
         return _query_normalize(X, layout, self.method).astype(X.dtype, copy=False)
 
     def fit_transform(self, X, y=None, *, qid=None):

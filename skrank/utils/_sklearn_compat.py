@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import (
     Interval,
     Options,
     StrOptions,
+    validate_parameter_constraints,
     validate_params,
 )
 from sklearn.utils.metadata_routing import (
@@ -17,21 +18,24 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     get_routing_for_object,
 )
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _check_sample_weight, validate_data
 
 __all__ = [
     "HasMethods",
+    "assert_docstring_consistency",
     "Interval",
     "MetadataRequest",
     "Options",
     "StrOptions",
     "_fit_context",
+    "check_sample_weight",
     "get_routing_for_object",
     "make_metadata_request",
     "multimetric_scorer",
     "safe_indexing",
     "routing_enabled",
     "validate_data",
+    "validate_parameter_constraints",
     "validate_params",
 ]
 
@@ -61,3 +65,15 @@ def safe_indexing(X, indices):
     from sklearn.utils import _safe_indexing
 
     return _safe_indexing(X, indices)
+
+
+def check_sample_weight(sample_weight, X):
+    """``sample_weight`` as a float array with one entry per row of ``X``."""
+    return _check_sample_weight(sample_weight, X)
+
+
+def assert_docstring_consistency(objects, **kwargs):
+    """scikit-learn's check that shared parameters are documented alike (for tests)."""
+    from sklearn.utils._testing import assert_docstring_consistency as check
+
+    return check(objects, **kwargs)

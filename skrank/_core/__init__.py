@@ -1,0 +1,1 @@
+"""Private machinery of the rankers: scoring networks, solvers and the fit loop."""

@@ -1,0 +1,316 @@
+"""The fit loop shared by every ranker: explicit objects in, fitted runs out.
+
+Nothing here reads an estimator. A ranker's front end builds
+
+* an :class:`Objective`: the network, the prepared loss, the training rows
+  and the L2 strength (what the solvers minimise);
+* a solver from :data:`skrank._core._solvers.SOLVERS`;
+* a :class:`StoppingRule`: patience, tolerance and the monitored metric on
+  the validation queries (or the training objective without them);
+
+and calls :func:`fit_runs` with the initial parameter vectors and seeds of
+its runs (in parallel through scikit-learn's joblib wrapper), then
+:func:`average_runs` or :func:`best_run` to keep one model.
+
+Rows are never copied for mini-batches beyond the batch itself: the training
+queries are addressed through an array of row indices, each epoch draws a
+permutation of the queries and gathers the rows of each batch of whole
+queries in one indexing operation; the loss state of a batch is a slice of
+the epoch's state, built without re-validation.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.utils.parallel import Parallel, delayed
+
+from .._query import QueryLayout
+from ..losses import LossState
+
+#: Rows scored at once when the training scores are computed outside a
+#: mini-batch (the training metric, the final objective of a run): bounds
+#: the memory of a gathered copy of the rows.
+CHUNK_ROWS = 2**16
+
+
+@dataclass
+class Batch:
+    """The rows of some whole queries (gathered from ``X``) and their loss state."""
+
+    X: object
+    state: LossState
+
+    @property
+    def n_queries(self):
+        return self.state.layout.n_queries
+
+
+class Objective:
+    """Mean loss per query plus the L2 penalty, over the training queries.
+
+    Parameters
+    ----------
+    network : network
+        See :mod:`skrank._core._networks`.
+    loss : ListwiseLoss
+        The loss; ``state`` is what its ``prepare`` returned.
+    state : LossState
+        Prepared on the training rows, grouped by query (``state.layout`` has
+        no row permutation).
+    y : ndarray of shape (n_train_rows,)
+        Labels of the training rows, grouped as ``state.layout`` (for the
+        training metric).
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        All rows (training rows are addressed through ``rows``).
+    rows : ndarray of shape (n_train_rows,) or None
+        Row of ``X`` of each training row in the grouped order of
+        ``state.layout``; None when that is ``X`` itself.
+    alpha : float
+        Strength of the network's L2 penalty.
+    """
+
+    def __init__(self, network, loss, state, y, X, rows, alpha):
+        self.network, self.loss, self.state, self.y = network, loss, state, y
+        self.X, self.rows, self.alpha = X, rows, alpha
+        self.n_queries = state.layout.n_queries
+        self.n_params = network.n_params
+        self._X_train = None
+
+    @property
+    def X_train(self):
+        """The training rows in grouped order (gathered once, on first use)."""
+        if self._X_train is None:
+            self._X_train = self.X if self.rows is None else self.X[self.rows]
+        return self._X_train
+
+    def value_and_grad(self, params, batch=None):
+        """Objective on a batch (None: all training queries) and its gradient."""
+        if batch is None:
+            X, state = self.X_train, self.state
+        else:
+            X, state = batch.X, batch.state
+        scores, cache = self.network.forward(params, X, state.layout)
+        _check_scores(scores)
+        value, dscores = self.loss.mean_value_and_grad(scores, state)
+        grad = self.network.backward(params, cache, dscores)
+        penalty, penalty_grad = self.network.penalty(params, self.alpha)
+        grad += penalty_grad
+        _check_scores(value + penalty)
+        return value + penalty, grad
+
+    def train_scores(self, params):
+        """Scores of the training rows (grouped order), computed in chunks of queries."""
+        if self._X_train is not None or self.rows is None or self.network.needs_query:
+            return self.network.forward(params, self.X_train, self.state.layout)[0]
+        return np.concatenate([
+            self.network.forward(params, self.X[self.rows[lo:lo + CHUNK_ROWS]])[0]
+            for lo in range(0, len(self.rows), CHUNK_ROWS)
+        ])
+
+    def value(self, params):
+        """The objective on all training queries (without its gradient)."""
+        scores = self.train_scores(params)
+        _check_scores(scores)
+        value, _ = self.loss.mean_value_and_grad(scores, self.state)
+        return value + self.network.penalty(params, self.alpha)[0]
+
+    def batches(self, batch_size, random_state):
+        """One epoch: batches of ``batch_size`` queries in a random order.
+
+        The permutation of the queries is the only random draw. The loss
+        state is gathered once per epoch in batch order, so that every batch
+        takes views of it; the rows of a dense ``X`` are gathered into one
+        buffer reused by every batch of the epoch (a batch is consumed
+        before the next one is drawn).
+        """
+        layout, state = self.state.layout, self.state
+        n_queries = self.n_queries
+        perm = random_state.permutation(n_queries)
+        sizes = layout.sizes[perm]
+        ends = np.cumsum(sizes)
+        positions = np.arange(layout.n_samples) + np.repeat(
+            layout.offsets[perm] - (ends - sizes), sizes
+        )
+        rows = positions if self.rows is None else self.rows[positions]
+        per_row = {k: v[positions] for k, v in state.per_row.items()}
+        per_query = {k: v[perm] for k, v in state.per_query.items()}
+        cuts = np.append(0, ends[np.minimum(np.arange(batch_size, n_queries + batch_size,
+                                                      batch_size), n_queries) - 1])
+        buffer = None
+        if isinstance(self.X, np.ndarray):
+            buffer = np.empty((int(np.diff(cuts).max()), self.X.shape[1]), dtype=self.X.dtype)
+        for i, lo in enumerate(range(0, n_queries, batch_size)):
+            hi = min(lo + batch_size, n_queries)
+            a, b = cuts[i], cuts[i + 1]
+            if buffer is None:
+                X = self.X[rows[a:b]]
+            else:
+                X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a])
+            yield Batch(X, LossState(
+                QueryLayout.from_sizes(sizes[lo:hi]),
+                {k: v[a:b] for k, v in per_row.items()},
+                {k: v[lo:hi] for k, v in per_query.items()},
+            ))
+
+
+def _check_scores(scores):
+    """Raise if scores (or the objective) overflowed: the optimisation diverged."""
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            "The scores or the objective overflowed to inf or NaN: the optimisation "
+            "diverged. Lower "
+            "learning_rate_init, scale the features, or try another solver."
+        )
+
+
+@dataclass
+class StoppingRule:
+    """When a run stops, and which of its parameter vectors it keeps.
+
+    With ``validation`` (``(X, y, layout)`` of held-out queries), the
+    ``scorer`` is computed on them after every epoch; the run stops after
+    ``n_iter_no_change`` epochs without an improvement of more than ``tol``
+    and keeps the parameters of its best epoch. Without it, the training
+    objective decides (an improvement is a decrease of more than ``tol``) and
+    the last parameters are kept.
+
+    ``verbose`` prints one line per epoch; ``train_metric`` (or ``verbose``)
+    also scores the training queries after every epoch, for solvers whose
+    schedule needs it.
+    """
+
+    tol: float
+    n_iter_no_change: int
+    scorer: object = None
+    validation: tuple = None
+    train_metric: bool = False
+    verbose: int = 0
+
+    def monitor(self, objective, label):
+        """A fresh :class:`Monitor` of one run."""
+        return Monitor(self, objective, label)
+
+
+@dataclass
+class Monitor:
+    """Per-epoch bookkeeping of one run: curves, best parameters, the stopping decision."""
+
+    rule: StoppingRule
+    objective: Objective
+    label: str
+    loss_curve: list = field(default_factory=list)
+    validation_scores: list = field(default_factory=list)
+    best_score: float = -np.inf
+    best_loss: float = np.inf
+    best_params: np.ndarray = None
+    best_train_metric: float = -np.inf
+    train_improved: bool = True
+    no_change: int = 0
+    start: float = field(default_factory=time.perf_counter)
+
+    @property
+    def n_updates(self):
+        return len(self.loss_curve)
+
+    def _metric(self, scores, y, layout):
+        return self.rule.scorer.score_predictions(y, scores, qid=layout.qid)
+
+    def update(self, params, loss):
+        """Record one epoch; True when the run should stop."""
+        rule = self.rule
+        self.loss_curve.append(float(loss))
+        line = f"{self.label}, iteration {self.n_updates}, loss = {loss:.6f}"
+        if rule.train_metric or rule.verbose:
+            objective = self.objective
+            train_metric = self._metric(
+                objective.train_scores(params), objective.y, objective.state.layout
+            )
+            line += f", train {rule.scorer.name} = {train_metric:.4f}"
+            self.train_improved = train_metric > self.best_train_metric
+            self.best_train_metric = max(self.best_train_metric, train_metric)
+        if rule.validation is not None:
+            X, y, layout = rule.validation
+            scores = self.objective.network.forward(params, X, layout)[0]
+            score = self._metric(scores, y, layout)
+            self.validation_scores.append(score)
+            line += f", validation {rule.scorer.name} = {score:.4f}"
+            improved = score > self.best_score + rule.tol
+            if score > self.best_score:
+                self.best_score = score
+                self.best_params = params.copy()
+        else:
+            improved = loss < self.best_loss - rule.tol
+            self.best_loss = min(self.best_loss, loss)
+        if rule.verbose:
+            print(f"{line}, {time.perf_counter() - self.start:.2f} s", flush=True)
+        self.no_change = 0 if improved else self.no_change + 1
+        return self.no_change >= rule.n_iter_no_change
+
+
+@dataclass
+class RunResult:
+    """What one run leaves: its kept parameters and its history."""
+
+    params: np.ndarray
+    n_iter: int
+    loss_curve: list
+    validation_scores: list
+    best_validation_score: float
+    converged: bool
+
+
+def run(objective, solver, stopping, params, seed, label="Run 0"):
+    """One optimisation from ``params`` (copied); a :class:`RunResult`."""
+    monitor = stopping.monitor(objective, label)
+    final, converged = solver.minimize(
+        objective, params.copy(), monitor, np.random.RandomState(seed)
+    )
+    kept = final if monitor.best_params is None else monitor.best_params
+    return RunResult(
+        params=np.array(kept),
+        n_iter=monitor.n_updates,
+        loss_curve=monitor.loss_curve,
+        validation_scores=monitor.validation_scores if stopping.validation else None,
+        best_validation_score=monitor.best_score if stopping.validation else None,
+        converged=converged,
+    )
+
+
+def fit_runs(objective, solver, stopping, starts, seeds, *, n_jobs=None):
+    """:func:`run` from every initial vector of ``starts``, in parallel with joblib.
+
+    Results do not depend on ``n_jobs``: each run has its own seed.
+    """
+    return Parallel(n_jobs=n_jobs)(
+        delayed(run)(objective, solver, stopping, params, seed, f"Run {i}")
+        for i, (params, seed) in enumerate(zip(starts, seeds))
+    )
+
+
+def best_run(objective, runs):
+    """The run with the best validation score, or the lowest final training objective."""
+    if runs[0].best_validation_score is not None:
+        return max(runs, key=lambda r: r.best_validation_score)
+    return min(runs, key=lambda r: objective.value(r.params))
+
+
+def average_runs(objective, runs):
+    """One network scoring the mean of the runs' standardised scores.
+
+    Each run's scores are divided by their pooled within-query standard
+    deviation on the training rows (a shift of a query's scores does not
+    change its ranking, so only the scale needs standardising), so that no
+    run dominates the average through the scale of its scores. Returns
+    ``(network, params)``.
+    """
+    layout = objective.state.layout
+    weights = []
+    for r in runs:
+        s = objective.train_scores(r.params)
+        centred = s - layout.expand(layout.mean(s))
+        scale = np.sqrt(float(centred @ centred) / len(s))
+        weights.append(1.0 / (len(runs) * scale) if scale > 0 else 0.0)
+    if not any(weights):  # every run scores all documents of a query alike
+        weights = [1.0 / len(runs)] * len(runs)
+    return objective.network.combine([r.params for r in runs], np.array(weights))

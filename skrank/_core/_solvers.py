@@ -1,0 +1,158 @@
+"""Solvers over a flat parameter vector, all with one interface.
+
+A solver never sees the loss or the network. It is given a *problem* (what
+:class:`skrank._core._fit.Objective` provides: ``n_queries``, ``n_params``,
+``value_and_grad(params, batch=None)`` and ``batches(batch_size,
+random_state)``) and a *monitor* (the stopping rule: ``monitor.update(params,
+loss)`` after every epoch or iteration, True to stop; ``monitor.train_improved``
+when asked for with ``needs_train_metric``), and runs::
+
+    params, converged = solver.minimize(problem, params, monitor, random_state)
+
+``converged`` is False when ``max_iter`` ran out before the monitor (or
+L-BFGS itself) stopped the run. :data:`SOLVERS` maps names to classes.
+"""
+
+import numpy as np
+from scipy.optimize import minimize
+
+
+class _StochasticSolver:
+    """Steps on mini-batches of whole queries, one epoch per monitor update.
+
+    ``learning_rate_decay < 1`` multiplies the step size by that factor after
+    every epoch in which the monitored *training* metric did not improve
+    (SoftRank's schedule, Taylor et al. 2008, §4.5).
+    """
+
+    def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0):
+        self.learning_rate_init = learning_rate_init
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.learning_rate_decay = learning_rate_decay
+
+    @property
+    def needs_train_metric(self):
+        """Whether the monitor must score the training queries after each epoch."""
+        return self.learning_rate_decay < 1.0
+
+    def minimize(self, problem, params, monitor, random_state):
+        """Minimise ``problem`` from ``params`` (updated in place); ``(params, converged)``.
+
+        The step rule's state (moments, velocity) lives in this call only, so
+        one solver object can serve concurrent runs (e.g. on threads).
+        """
+        memory = self._start(problem.n_params)
+        learning_rate = self.learning_rate_init
+        n_queries = problem.n_queries
+        for _ in range(self.max_iter):
+            total = 0.0
+            for batch in problem.batches(self.batch_size, random_state):
+                value, grad = problem.value_and_grad(params, batch)
+                self._step(memory, params, grad, learning_rate)
+                total += value * batch.n_queries
+            if monitor.update(params, total / n_queries):
+                return params, True
+            if self.needs_train_metric and not monitor.train_improved:
+                learning_rate *= self.learning_rate_decay
+        return params, False
+
+
+class Adam(_StochasticSolver):
+    """Adam (Kingma and Ba, 2015) with bias-corrected moment estimates."""
+
+    def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0,
+                 beta_1=0.9, beta_2=0.999, epsilon=1e-8):
+        super().__init__(learning_rate_init=learning_rate_init, batch_size=batch_size,
+                         max_iter=max_iter, learning_rate_decay=learning_rate_decay)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+    def _start(self, n_params):
+        return {"t": 0, "m": np.zeros(n_params), "v": np.zeros(n_params),
+                "buffer": np.empty(n_params)}
+
+    def _step(self, memory, params, grad, learning_rate):
+        memory["t"] += 1
+        t, m, v, buf = memory["t"], memory["m"], memory["v"], memory["buffer"]
+        m *= self.beta_1
+        np.multiply(grad, 1.0 - self.beta_1, out=buf)
+        m += buf
+        v *= self.beta_2
+        np.multiply(grad, grad, out=buf)
+        buf *= 1.0 - self.beta_2
+        v += buf
+        step = (
+            learning_rate
+            * np.sqrt(1.0 - self.beta_2**t)
+            / (1.0 - self.beta_1**t)
+        )
+        np.sqrt(v, out=buf)
+        buf += self.epsilon
+        np.divide(m, buf, out=buf)
+        buf *= step
+        params -= buf
+
+
+class SGD(_StochasticSolver):
+    """Stochastic gradient descent with (heavy-ball) momentum."""
+
+    def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0,
+                 momentum=0.9):
+        super().__init__(learning_rate_init=learning_rate_init, batch_size=batch_size,
+                         max_iter=max_iter, learning_rate_decay=learning_rate_decay)
+        self.momentum = momentum
+
+    def _start(self, n_params):
+        return np.zeros(n_params)
+
+    def _step(self, velocity, params, grad, learning_rate):
+        velocity *= self.momentum
+        velocity -= learning_rate * grad
+        params += velocity
+
+
+class LBFGS:
+    """L-BFGS-B (scipy) on the full objective; one monitor update per iteration.
+
+    Parameters
+    ----------
+    max_iter : int
+        Maximum number of L-BFGS iterations (function evaluations are capped
+        at 20 times that).
+    tol : float
+        Gradient tolerance (scipy's ``gtol``).
+    """
+
+    needs_train_metric = False
+
+    def __init__(self, *, max_iter, tol):
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def minimize(self, problem, params, monitor, random_state=None):
+        """Minimise ``problem`` from ``params``; ``(params, converged)``."""
+        stopped = False
+
+        def callback(intermediate_result):
+            nonlocal stopped
+            if monitor.update(intermediate_result.x, intermediate_result.fun):
+                stopped = True
+                raise StopIteration
+
+        result = minimize(
+            problem.value_and_grad,
+            params,
+            method="L-BFGS-B",
+            jac=True,
+            callback=callback,
+            options={"maxiter": self.max_iter, "maxfun": 20 * self.max_iter, "gtol": self.tol},
+        )
+        if monitor.n_updates == 0:  # converged before the first iteration
+            stopped = monitor.update(result.x, result.fun) or stopped
+        return result.x, stopped or result.status == 0
+
+
+#: The solvers, name -> class. Stochastic ones take ``learning_rate_init``,
+#: ``batch_size``, ``max_iter``, ``learning_rate_decay`` (and SGD ``momentum``);
+#: L-BFGS takes ``max_iter`` and ``tol``.
+SOLVERS = {"adam": Adam, "sgd": SGD, "lbfgs": LBFGS}

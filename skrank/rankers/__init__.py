@@ -1,0 +1,12 @@
+"""The listwise rankers: scikit-learn estimators with ``fit(X, y, *, qid)``.
+
+Each ranker is a thin front end over one shared fit loop (the networks,
+solvers and loop live in the private ``skrank._core``): it validates its
+parameters and builds the loss (from :data:`skrank.losses.LOSSES`), the
+scoring network and the solver.
+"""
+
+from ._listnet import ListNetRanker
+from ._softrank import SoftRankRanker
+
+__all__ = ["ListNetRanker", "SoftRankRanker"]

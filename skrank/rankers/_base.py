@@ -1,0 +1,432 @@
+"""Front ends of the rankers: validate, build the fit loop's objects, keep the result.
+
+:class:`BaseRanker` does what every ranker does (input checks, the query
+holdout for early stopping, restarts, fitted attributes, ``predict`` and
+``score`` with ``qid``, metadata requests). What a ranker fits is given by
+four builders: ``_make_network``, ``_make_loss``, ``_make_solver`` and
+``_fit_settings``. :class:`NeuralRanker` implements them for the rankers
+trained by the neural fit loop (a linear model or an MLP, Adam / SGD /
+L-BFGS).
+"""
+
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._core._fit import Objective, StoppingRule, average_runs, best_run, fit_runs
+from .._core._networks import ACTIVATIONS, LinearNetwork, make_network, restore_network
+from .._core._solvers import SOLVERS, LBFGS
+from .._query import QueryLayout, check_qid, default_qid
+from ..losses import LOSSES
+from ..metrics import ndcg_score
+from ..metrics._scorer import RankingScorer, get_ranking_scorer
+from ..utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_sample_weight,
+    validate_data,
+)
+
+#: How the runs of ``n_init`` initialisations are combined.
+RESTARTS = ("average", "best")
+
+
+@dataclass
+class FitSettings:
+    """What the front end needs besides the network, the loss and the solver."""
+
+    alpha: float = 0.0
+    early_stopping: bool = False
+    validation_fraction: float = 0.2
+    scoring: object = "ndcg@10"
+    tol: float = 1e-4
+    n_iter_no_change: int = 10
+    n_init: int = 1
+    restarts: str = "best"
+    n_jobs: object = None
+    random_state: object = None
+    verbose: int = 0
+    warm_start: bool = False
+
+
+class BaseRanker(BaseEstimator):
+    """Base class of the rankers: fit through the shared loop, predict, score.
+
+    Subclasses implement ``_make_network(n_features)``, ``_make_loss()``,
+    ``_make_solver()`` and ``_fit_settings()``.
+    """
+
+    # With metadata routing on, fit and score receive qid without
+    # set_*_request calls; predict only where the network scores the
+    # documents of a query jointly (subclasses with such a network set True).
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+    __metadata_request__predict = {"qid": False}
+
+    # ------------------------------------------------------------------
+    # Fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature rows.
+        y : array-like of shape (n_samples,)
+            Relevance labels (larger is more relevant).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row (integers or strings, rows in any order).
+            None means all rows belong to one query.
+        X_val : {array-like, sparse matrix} of shape (n_val_samples, n_features), \
+                default=None
+            Validation rows for early stopping (e.g. LETOR's ``vali`` split).
+            When given, all queries of ``X`` are used for training and
+            ``validation_fraction`` is ignored. Needs ``early_stopping=True``.
+        y_val : array-like of shape (n_val_samples,), default=None
+            Labels of ``X_val``; required with it.
+        qid_val : array-like of shape (n_val_samples,), default=None
+            Query ids of ``X_val``; None means one query.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        settings = self._fit_settings()
+        warm = settings.warm_start and self._is_fitted()
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=not warm
+        )
+        layout = QueryLayout(default_qid(qid, X.shape[0]))
+        scorer = _validation_scorer(settings.scoring)
+        loss = self._make_loss()
+        solver = self._make_solver()
+        rng = check_random_state(settings.random_state)
+        loss_seed = rng.randint(np.iinfo(np.int32).max)
+
+        validation = self._check_validation_set(settings, X_val, y_val, qid_val)
+        if validation is None:
+            train, val = _split_queries(layout, settings, rng)
+            if val is not None:
+                rows, val_layout = _query_rows(layout, val)
+                validation = (X[rows], y[rows], val_layout)
+        else:
+            train = np.arange(layout.n_queries)
+        rows, train_layout = _query_rows(layout, train)
+        y_train = y if rows is None else y[rows]
+        state = loss.prepare(y_train, train_layout, random_state=loss_seed)
+        if validation is not None:
+            _check_scorable(scorer, validation[1], validation[2],
+                            "y_val" if X_val is not None else "y")
+        if solver.needs_train_metric:
+            _check_scorable(scorer, y_train, train_layout, "y")
+
+        if warm:
+            network, start = restore_network(vars(self), **self._network_config())
+            self._check_warm_network(network)
+            starts = [start]
+        else:
+            network = self._make_network(X.shape[1])
+            init_seeds = rng.randint(np.iinfo(np.int32).max, size=settings.n_init)
+            starts = [network.init_params(np.random.RandomState(s)) for s in init_seeds]
+        run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
+        objective = Objective(network, loss, state, y_train, X, rows, settings.alpha)
+        stopping = StoppingRule(
+            tol=settings.tol,
+            n_iter_no_change=settings.n_iter_no_change,
+            scorer=scorer,
+            validation=validation,
+            train_metric=solver.needs_train_metric,
+            verbose=settings.verbose,
+        )
+        runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=settings.n_jobs)
+
+        best = best_run(objective, runs)
+        if settings.restarts == "average" and len(runs) > 1:
+            network, params = average_runs(objective, runs)
+        else:
+            params = best.params
+        for name in ("coef_", "coefs_", "intercepts_"):
+            self.__dict__.pop(name, None)
+        for name, value in network.export(params).items():
+            setattr(self, name, value)
+        self.n_iter_ = best.n_iter
+        self.loss_curve_ = best.loss_curve
+        self.validation_scores_ = best.validation_scores
+        if validation is None:
+            self.best_validation_score_ = None
+        elif settings.restarts == "average" and len(runs) > 1:
+            X_v, y_v, layout_v = validation
+            self.best_validation_score_ = scorer.score_predictions(
+                y_v, network.forward(params, X_v, layout_v)[0], qid=layout_v.qid
+            )
+        else:
+            self.best_validation_score_ = best.best_validation_score
+        if not all(r.converged for r in runs):
+            warnings.warn(
+                f"{type(self).__name__}: maximum iterations ({solver.max_iter}) reached "
+                "and the optimization has not converged yet.",
+                ConvergenceWarning,
+            )
+        return self
+
+    def _is_fitted(self):
+        return hasattr(self, "coef_") or hasattr(self, "coefs_")
+
+    def _network_config(self):
+        """Keyword arguments that restore the fitted network besides its attributes."""
+        return {}
+
+    def _check_warm_network(self, network):
+        """Raise if the fitted network cannot continue under the current parameters."""
+
+    def _check_validation_set(self, settings, X_val, y_val, qid_val):
+        """``(X_val, y_val, layout)`` of a given validation set, or None."""
+        if X_val is None and y_val is None and qid_val is None:
+            return None
+        if X_val is None or y_val is None:
+            given = [n for n, v in (("X_val", X_val), ("y_val", y_val), ("qid_val", qid_val))
+                     if v is not None]
+            raise ValueError(
+                f"X_val and y_val must be given together; got only {', '.join(given)}."
+            )
+        if not settings.early_stopping:
+            raise ValueError(
+                "X_val/y_val are used for early stopping only; got them with "
+                "early_stopping=False."
+            )
+        X_val, y_val = validate_data(
+            self, X_val, y_val, accept_sparse="csr", dtype=np.float64, y_numeric=True,
+            reset=False,
+        )
+        layout = QueryLayout(default_qid(qid_val, X_val.shape[0], name="qid_val"))
+        return X_val, y_val, layout
+
+    # ------------------------------------------------------------------
+    # Predict and score
+    def predict(self, X, *, qid=None):
+        """Ranking scores (larger ranks higher).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature rows.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. Used only by networks that score the
+            documents of a query jointly (None then means one query);
+            otherwise only checked against ``X``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            Score of each row; only their order within a query matters.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        network, params = restore_network(vars(self), **self._network_config())
+        layout = None
+        if network.needs_query:
+            layout = QueryLayout(default_qid(qid, X.shape[0]))
+        elif qid is not None:
+            check_qid(qid, X.shape[0])
+        return network.forward(params, X, layout)[0]
+
+    def score(self, X, y, *, qid=None, sample_weight=None):
+        """Mean NDCG@10 over queries, with skrank's default convention.
+
+        That is ``ndcg_score(y, self.predict(X, qid=qid), qid=qid, k=10)``:
+        gain :math:`2^{y} - 1`, :math:`\\log_2` discount, ties averaged, 0 for
+        a query without relevant documents.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature rows.
+        y : array-like of shape (n_samples,)
+            Relevance labels (non-negative).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row; None means one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row's *query* in the mean (it must be the same for
+            all rows of a query); None weighs queries equally.
+
+        Returns
+        -------
+        score : float
+        """
+        y_score = self.predict(X, qid=qid)
+        qid = default_qid(qid, len(y_score))
+        if sample_weight is None:
+            return ndcg_score(y, y_score, qid=qid, k=10)
+        layout = QueryLayout(qid)
+        weight = layout.to_sorted(check_sample_weight(sample_weight, y_score))
+        per_query = layout.max(weight)
+        if np.any(layout.min(weight) != per_query):
+            raise ValueError(
+                "sample_weight weighs queries in the mean NDCG, so it must be the "
+                "same for all rows of a query; got different weights within a query."
+            )
+        values = ndcg_score(y, y_score, qid=qid, k=10, average=False)
+        return float(np.average(values, weights=per_query))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+
+def _validation_scorer(scoring):
+    try:
+        return get_ranking_scorer(scoring)
+    except ValueError as exc:
+        raise ValueError(
+            f"scoring={scoring!r} is not a ranking scorer name: {exc}"
+        ) from None
+
+
+def _check_scorable(scorer, y, layout, name):
+    """Fail before training if the monitored metric cannot score these labels."""
+    try:
+        scorer.score_predictions(y, np.zeros(len(y)), qid=layout.qid)
+    except ValueError as exc:
+        raise ValueError(
+            f"scoring={scorer!r} cannot score the labels {name}: {exc} "
+            "Pass scoring=make_ranking_scorer(...) with suitable conventions."
+        ) from None
+
+
+def _split_queries(layout, settings, rng):
+    """Query numbers used for training and (with early stopping) validation."""
+    queries = np.arange(layout.n_queries)
+    if not settings.early_stopping:
+        return queries, None
+    if layout.n_queries < 2:
+        warnings.warn(
+            "early_stopping=True holds out whole queries for validation and "
+            f"needs at least 2 queries; got {layout.n_queries} (qid=None means "
+            "all rows are one query). Fitting without early stopping: the "
+            "training loss decides when to stop.",
+            UserWarning,
+        )
+        return queries, None
+    n_val = int(np.clip(round(settings.validation_fraction * layout.n_queries), 1,
+                        layout.n_queries - 1))
+    perm = rng.permutation(layout.n_queries)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def _query_rows(layout, queries):
+    """Rows of some queries, grouped by query, and their layout.
+
+    Returns ``(rows, layout)``: the row indices (None when they are all rows
+    in their own order, so that ``X`` itself can be used without a copy).
+    """
+    positions, sub = layout.select(queries)
+    if layout.order is not None:
+        return layout.order[positions], sub
+    if len(positions) == layout.n_samples:
+        return None, sub
+    return positions, sub
+
+
+class NeuralRanker(BaseRanker):
+    """Base class of the rankers trained by the neural fit loop.
+
+    A linear model or an MLP, trained by Adam, SGD or L-BFGS on a listwise
+    loss from :data:`skrank.losses.LOSSES` named by ``_loss``; subclasses
+    add the loss's own parameters (``_loss_parameters``).
+    """
+
+    #: Name of the loss in :data:`skrank.losses.LOSSES`.
+    _loss = None
+    #: Names of the loss's parameters that are also the ranker's.
+    _loss_parameters = ()
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "activation": [StrOptions(set(ACTIVATIONS))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "scoring": [str, RankingScorer],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
+        "momentum": [Interval(Real, 0, 1, closed="both")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "restarts": [StrOptions(set(RESTARTS))],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+    }
+
+    def _hidden_sizes(self):
+        sizes = self.hidden_layer_sizes
+        sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
+        if not all(isinstance(h, Integral) and h >= 1 for h in sizes):
+            raise ValueError(
+                "hidden_layer_sizes must hold positive integers; got "
+                f"{self.hidden_layer_sizes!r}."
+            )
+        return sizes
+
+    def _make_network(self, n_features):
+        return make_network(n_features, self._hidden_sizes(), self.activation)
+
+    def _network_config(self):
+        return {"activation": self.activation}
+
+    def _check_warm_network(self, network):
+        linear = isinstance(network, LinearNetwork)
+        if linear != (len(self._hidden_sizes()) == 0):
+            raise ValueError(
+                f"warm_start=True continues the fitted {'linear' if linear else 'MLP'} "
+                f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
+                f"{'an MLP' if linear else 'a linear model'}; set warm_start=False to "
+                "fit a new network."
+            )
+
+    def _make_loss(self):
+        return LOSSES[self._loss](**{name: getattr(self, name) for name in self._loss_parameters})
+
+    def _make_solver(self):
+        if SOLVERS[self.solver] is LBFGS:
+            return LBFGS(max_iter=self.max_iter, tol=self.tol)
+        extra = {"momentum": self.momentum} if self.solver == "sgd" else {}
+        return SOLVERS[self.solver](
+            learning_rate_init=self.learning_rate_init,
+            batch_size=self.batch_size,
+            max_iter=self.max_iter,
+            learning_rate_decay=self.learning_rate_decay,
+            **extra,
+        )
+
+    def _fit_settings(self):
+        return FitSettings(
+            alpha=self.alpha,
+            early_stopping=self.early_stopping,
+            validation_fraction=self.validation_fraction,
+            scoring=self.scoring,
+            tol=self.tol,
+            n_iter_no_change=self.n_iter_no_change,
+            n_init=self.n_init,
+            restarts=self.restarts,
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+            verbose=self.verbose,
+            warm_start=self.warm_start,
+        )

@@ -1,0 +1,589 @@
+"""The fit loop every ranker shares: early stopping, restarts, warm start, solvers, I/O.
+
+Each test runs over every ranker of :mod:`skrank.rankers`; what is particular
+to one loss stays in that ranker's own test module.
+"""
+
+import pickle
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sklearn
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GroupKFold, cross_val_score
+
+import skrank.rankers
+from skrank import get_ranking_scorer, make_ranking, ndcg_score
+from skrank._core._fit import Objective, RunResult, average_runs, fit_runs
+from skrank._core._networks import LinearNetwork, make_network, restore_network
+from skrank._query import QueryLayout
+from skrank.losses import LOSSES
+from skrank.rankers import _base
+
+RANKERS = [getattr(skrank.rankers, name) for name in skrank.rankers.__all__]
+N_QUERIES = 40
+NDCG10 = get_ranking_scorer("ndcg@10")
+
+
+@pytest.fixture(params=RANKERS, ids=lambda cls: cls.__name__)
+def ranker_class(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def data():
+    """40 queries of 10 documents; noise=0.5 keeps the validation NDCG below 1 all along."""
+    return make_ranking(n_queries=N_QUERIES, n_docs=10, n_features=5, noise=0.5, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def other_queries():
+    """10 more queries from another seed (an explicit validation set)."""
+    return make_ranking(n_queries=10, n_docs=10, n_features=5, noise=0.5, random_state=1)
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """What the front end hands the fit loop (objective, initial vectors) and the runs it gets."""
+    record = {}
+
+    def spy(objective, solver, stopping, starts, seeds, **kwargs):
+        runs = fit_runs(objective, solver, stopping, starts, seeds, **kwargs)
+        record.update(objective=objective, starts=[s.copy() for s in starts], runs=runs)
+        return runs
+
+    monkeypatch.setattr(_base, "fit_runs", spy)
+    return record
+
+
+@pytest.fixture
+def metadata_routing():
+    """Switch scikit-learn's metadata routing on for one test (restored afterwards)."""
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+def _fast(ranker_class, **params):
+    """A ranker with settings that fit the 40 queries in a fraction of a second."""
+    return ranker_class(**{"random_state": 0, "max_iter": 30, "n_iter_no_change": 3, **params})
+
+
+def _fit_quietly(ranker, *args, **kwargs):
+    """Fit, ignoring the ConvergenceWarning of runs that stop at max_iter on purpose."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return ranker.fit(*args, **kwargs)
+
+
+def _params(ranker):
+    """The fitted weights as the fit loop's flat vector."""
+    return restore_network(vars(ranker), activation=ranker.activation)[1]
+
+
+def _validation_rows(qid, random_state=0, fraction=0.2):
+    """Rows of the queries the front end holds out with an int ``random_state``.
+
+    The front end's RandomState first draws the seed of the loss, then a
+    permutation of the query numbers; the first ``round(fraction *
+    n_queries)`` are held out.
+    """
+    rng = np.random.RandomState(random_state)
+    rng.randint(np.iinfo(np.int32).max)  # the loss seed
+    unique = np.unique(qid)
+    held_out = np.sort(rng.permutation(len(unique))[: round(fraction * len(unique))])
+    return np.isin(qid, unique[held_out])
+
+
+def _patience_stop(scores, tol, n_iter_no_change):
+    """Epoch (1-based) at which the patience rule stops a run with these validation scores."""
+    best, no_change = -np.inf, 0
+    for epoch, score in enumerate(scores, 1):
+        no_change = 0 if score > best + tol else no_change + 1
+        best = max(best, score)
+        if no_change >= n_iter_no_change:
+            return epoch
+    return None
+
+
+# ----------------------------------------------------------------------
+# Early stopping
+# (seeds whose last epoch is not the best one, so that re-scoring tells them apart)
+@pytest.mark.parametrize("solver, random_state", [("adam", 0), ("lbfgs", 6)])
+def test_early_stopping_keeps_the_best_epoch(ranker_class, data, solver, random_state):
+    X, y, qid = data
+    ranker = _fast(ranker_class, solver=solver, max_iter=200, n_iter_no_change=2,
+                   random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # the patience rule stops it
+        ranker.fit(X, y, qid=qid)
+    scores = ranker.validation_scores_
+    # one score per epoch (per L-BFGS iteration), and the run stopped exactly
+    # when n_iter_no_change epochs in a row did not improve on the best by tol
+    assert len(scores) == ranker.n_iter_ == len(ranker.loss_curve_)
+    assert ranker.n_iter_ == _patience_stop(scores, ranker.tol, 2)
+    assert ranker.best_validation_score_ == max(scores)
+    assert scores[-1] < max(scores)
+    # the kept weights are those of the best epoch: re-score the held-out queries
+    rows = _validation_rows(qid, random_state)
+    assert NDCG10(ranker, X[rows], y[rows], qid=qid[rows]) == pytest.approx(
+        ranker.best_validation_score_, rel=1e-12
+    )
+
+
+def test_without_early_stopping_the_last_epoch_is_kept(ranker_class, data, captured):
+    X, y, qid = data
+    ranker = _fit_quietly(_fast(ranker_class, early_stopping=False, max_iter=5), X, y, qid=qid)
+    assert ranker.validation_scores_ is None and ranker.best_validation_score_ is None
+    (run,) = captured["runs"]
+    assert_array_equal(_params(ranker), run.params)
+    assert captured["objective"].n_queries == N_QUERIES  # no query held out
+    assert ranker.n_iter_ == 5 == len(ranker.loss_curve_)
+
+
+def test_max_iter_reached_warns(ranker_class, data):
+    X, y, qid = data
+    ranker = _fast(ranker_class, early_stopping=False, max_iter=3, tol=0.0)
+    match = rf"{ranker_class.__name__}: maximum iterations \(3\) reached"
+    with pytest.warns(ConvergenceWarning, match=match):
+        ranker.fit(X, y, qid=qid)
+    assert ranker.n_iter_ == 3 == len(ranker.loss_curve_)
+    assert ranker.loss_curve_[-1] < ranker.loss_curve_[0]
+
+
+def test_without_validation_the_training_loss_decides(ranker_class, data):
+    """Without early stopping, patience counts epochs whose loss did not drop by tol."""
+    X, y, qid = data
+    ranker = _fast(ranker_class, early_stopping=False, tol=1e3, n_iter_no_change=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ranker.fit(X, y, qid=qid)
+    assert ranker.n_iter_ == 1 + 3  # only the first epoch improves on +inf by tol
+
+
+def test_lbfgs_converged_at_start_records_one_point(ranker_class, data):
+    X, y, qid = data
+    ranker = _fast(ranker_class, solver="lbfgs", early_stopping=False, max_iter=5, warm_start=True)
+    _fit_quietly(ranker, X, y, qid=qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # converged: no warning
+        ranker.set_params(tol=1e3).fit(X, y, qid=qid)  # the gradient is already below tol
+    assert ranker.n_iter_ == 1 and len(ranker.loss_curve_) == 1
+    assert np.isfinite(ranker.loss_curve_[0])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_single_query_early_stopping_warns_and_uses_training_loss(ranker_class, data):
+    X, y, qid = data
+    X, y = X[qid < 3], y[qid < 3]  # qid=None: one query of 30 documents
+    with pytest.warns(UserWarning, match="needs at least 2 queries; got 1"):
+        ranker = _fast(ranker_class, max_iter=5).fit(X, y)
+    assert ranker.validation_scores_ is None and ranker.best_validation_score_ is None
+
+
+def test_scoring_names_the_monitored_metric(ranker_class, data):
+    X, y, qid = data
+    ranker = _fast(ranker_class, scoring="map").fit(X, y, qid=qid)
+    rows = _validation_rows(qid)
+    assert ranker.best_validation_score_ == pytest.approx(
+        get_ranking_scorer("map")(ranker, X[rows], y[rows], qid=qid[rows]), rel=1e-12
+    )
+    assert ranker.best_validation_score_ != pytest.approx(NDCG10(ranker, X[rows], y[rows],
+                                                                 qid=qid[rows]))
+
+
+def test_verbose_prints_one_line_per_epoch(ranker_class, data, capsys):
+    X, y, qid = data
+    _fit_quietly(_fast(ranker_class, verbose=1, max_iter=4, n_iter_no_change=10), X, y, qid=qid)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(",")[:2] for line in lines] == [
+        ["Run 0", f" iteration {i}"] for i in range(1, 5)
+    ]
+    assert "loss = " in lines[0] and "train ndcg@10 = " in lines[0]
+    assert "validation ndcg@10 = " in lines[0] and lines[0].endswith(" s")
+
+
+# ----------------------------------------------------------------------
+# Restarts
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_restarts_best_keeps_the_run_with_the_best_validation_score(ranker_class, data, captured):
+    X, y, qid = data
+    ranker = _fast(ranker_class, n_init=3, restarts="best", random_state=3).fit(X, y, qid=qid)
+    runs = captured["runs"]
+    scores = [run.best_validation_score for run in runs]
+    best = int(np.argmax(scores))
+    assert len(set(scores)) == 3 and best not in (0, 2)  # neither the first nor the last run
+    assert_array_equal(_params(ranker), runs[best].params)
+    assert ranker.best_validation_score_ == scores[best]
+    assert ranker.n_iter_ == runs[best].n_iter
+    assert ranker.loss_curve_ == runs[best].loss_curve
+    assert ranker.validation_scores_ == runs[best].validation_scores
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_restarts_best_without_validation_keeps_the_lowest_objective(ranker_class, data,
+                                                                      captured):
+    X, y, qid = data
+    ranker = _fast(ranker_class, n_init=3, restarts="best", early_stopping=False, max_iter=10,
+                   random_state=1).fit(X, y, qid=qid)
+    runs, objective = captured["runs"], captured["objective"]
+    values = [objective.value(run.params) for run in runs]
+    best = int(np.argmin(values))
+    assert best not in (0, 2)
+    assert_array_equal(_params(ranker), runs[best].params)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("hidden", [(), (3,)], ids=str)
+def test_restarts_average_is_the_mean_of_the_standardised_runs(ranker_class, data, captured,
+                                                               hidden):
+    """Each run's scores divided by their pooled within-query std on the training rows."""
+    X, y, qid = data
+    ranker = _fast(ranker_class, hidden_layer_sizes=hidden, n_init=3, restarts="average")
+    ranker.fit(X, y, qid=qid)
+    runs = captured["runs"]
+    network = make_network(5, hidden, ranker.activation)
+    train = ~_validation_rows(qid)
+    standardised, scales = [], []
+    for run in runs:
+        scores = network.forward(run.params, X)[0]
+        s, q = scores[train], qid[train]
+        means = {k: s[q == k].mean() for k in np.unique(q)}
+        centred = s - np.array([means[k] for k in q])
+        scales.append(np.sqrt(np.mean(centred**2)))
+        standardised.append(scores / scales[-1])
+    assert np.ptp(scales) > 0.05 * np.mean(scales)  # a plain mean would differ
+    assert_allclose(ranker.predict(X), np.mean(standardised, axis=0), rtol=1e-10, atol=1e-12)
+    if hidden:
+        assert [c.shape for c in ranker.coefs_] == [(5, 9), (9, 1)]
+        assert not hasattr(ranker, "coef_")
+    else:
+        assert ranker.coef_.shape == (5,)
+        assert not hasattr(ranker, "coefs_")
+    # the validation score is that of the averaged model; the curves of the best run
+    rows = ~train
+    assert ranker.best_validation_score_ == pytest.approx(
+        NDCG10(ranker, X[rows], y[rows], qid=qid[rows]), rel=1e-12
+    )
+    best = int(np.argmax([run.best_validation_score for run in runs]))
+    assert ranker.validation_scores_ == runs[best].validation_scores
+
+
+def test_average_runs_gives_no_weight_to_a_run_with_constant_scores(data):
+    """Scale 0 (every document of a query scored alike): weight 0; all such: equal weights."""
+    X, y, qid = data
+    X = np.column_stack([X, QueryLayout(qid).expand(np.arange(N_QUERIES, dtype=float))])
+    loss = LOSSES["listnet"]()
+    objective = Objective(LinearNetwork(6), loss, loss.prepare(y, QueryLayout(qid)), y, X,
+                          None, 0.0)
+
+    def run(params):
+        return RunResult(np.asarray(params, dtype=float), 1, [0.0], None, None, True)
+
+    w = np.array([1.0, -2.0, 0.5, 0.0, 3.0, 0.0])
+    constant = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])  # the per-query constant column
+    network, params = average_runs(objective, [run(w), run(constant)])
+    assert isinstance(network, LinearNetwork)
+    scores = X @ w
+    centred = scores - QueryLayout(qid).expand(QueryLayout(qid).mean(scores))
+    assert_allclose(params, w / (2 * np.sqrt(np.mean(centred**2))), rtol=1e-12)
+    network, params = average_runs(objective, [run(constant), run(2 * constant)])
+    assert_allclose(params, 1.5 * constant, rtol=1e-15)
+
+
+# ----------------------------------------------------------------------
+# Warm start
+def test_warm_start_continues_from_the_current_weights(ranker_class, data, captured):
+    X, y, qid = data
+    ranker = _fit_quietly(_fast(ranker_class, early_stopping=False, max_iter=5, warm_start=True),
+                          X, y, qid=qid)
+    before, first_curve = _params(ranker), ranker.loss_curve_
+    _fit_quietly(ranker.set_params(max_iter=1, n_init=3), X, y, qid=qid)
+    (start,) = captured["starts"]  # one run (n_init is ignored), from the fitted weights
+    assert_array_equal(start, before)
+    step = np.linalg.norm(_params(ranker) - before)
+    assert 0 < step < 0.2 * np.linalg.norm(before)  # one more epoch: a small change
+    assert ranker.loss_curve_[0] < first_curve[-1]  # the objective goes on decreasing
+    cold = _fit_quietly(_fast(ranker_class, early_stopping=False, max_iter=1), X, y, qid=qid)
+    assert np.linalg.norm(_params(cold) - before) > 3 * step
+
+
+def test_warm_start_after_averaged_restarts_keeps_the_wide_network(ranker_class, data, captured):
+    X, y, qid = data
+    ranker = _fit_quietly(
+        _fast(ranker_class, hidden_layer_sizes=(3,), n_init=2, restarts="average",
+              early_stopping=False, max_iter=5, warm_start=True),
+        X, y, qid=qid,
+    )
+    assert [c.shape for c in ranker.coefs_] == [(5, 6), (6, 1)]
+    before, scores_before = _params(ranker), ranker.predict(X)
+    _fit_quietly(ranker.set_params(max_iter=1), X, y, qid=qid)
+    assert [c.shape for c in ranker.coefs_] == [(5, 6), (6, 1)]
+    assert_array_equal(captured["starts"][0], before)
+    assert 0 < np.abs(ranker.predict(X) - scores_before).max() < 0.2 * np.ptp(scores_before)
+
+
+@pytest.mark.parametrize(
+    "fitted, asked, match",
+    [
+        ((), (2,),
+         r"continues the fitted linear network, but hidden_layer_sizes=\(2,\) asks for an MLP"),
+        ((3,), (),
+         r"continues the fitted MLP network, but hidden_layer_sizes=\(\) asks for a linear"),
+    ],
+    ids=["linear to MLP", "MLP to linear"],
+)
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_warm_start_with_another_kind_of_network_raises(ranker_class, data, fitted, asked, match):
+    X, y, qid = data
+    ranker = _fast(ranker_class, hidden_layer_sizes=fitted, early_stopping=False, max_iter=2,
+                   warm_start=True)
+    ranker.fit(X, y, qid=qid).set_params(hidden_layer_sizes=asked)
+    with pytest.raises(ValueError, match=match):
+        ranker.fit(X, y, qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_refit_with_another_network_drops_the_old_attributes(ranker_class, data):
+    X, y, qid = data
+    ranker = _fast(ranker_class, hidden_layer_sizes=(3,), early_stopping=False, max_iter=2)
+    ranker.fit(X, y, qid=qid).set_params(hidden_layer_sizes=()).fit(X, y, qid=qid)
+    assert ranker.coef_.shape == (5,)
+    assert not hasattr(ranker, "coefs_") and not hasattr(ranker, "intercepts_")
+    ranker.set_params(hidden_layer_sizes=(2,)).fit(X, y, qid=qid)
+    assert [c.shape for c in ranker.coefs_] == [(5, 2), (2, 1)]
+    assert not hasattr(ranker, "coef_")
+
+
+# ----------------------------------------------------------------------
+# An explicit validation set
+def test_explicit_validation_set(ranker_class, data, other_queries, captured):
+    """X_val replaces the query holdout: all queries of X train, validation_fraction is ignored."""
+    X, y, qid = data
+    X_val, y_val, qid_val = other_queries
+    ranker = _fast(ranker_class, validation_fraction=0.5)
+    ranker.fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    assert captured["objective"].n_queries == N_QUERIES
+    assert captured["objective"].state.layout.n_samples == len(y)
+    assert len(ranker.validation_scores_) == ranker.n_iter_
+    assert ranker.best_validation_score_ == max(ranker.validation_scores_)
+    assert ranker.best_validation_score_ == pytest.approx(
+        NDCG10(ranker, X_val, y_val, qid=qid_val), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    "params, given, match",
+    [
+        ({}, ["X_val"], "X_val and y_val must be given together; got only X_val."),
+        ({}, ["y_val"], "X_val and y_val must be given together; got only y_val."),
+        ({}, ["qid_val"], "X_val and y_val must be given together; got only qid_val."),
+        ({}, ["X_val", "qid_val"], "got only X_val, qid_val."),
+        ({"early_stopping": False}, ["X_val", "y_val"],
+         r"X_val/y_val are used for early stopping only; got them with early_stopping=False."),
+        ({}, ["X_val", "y_val", "short qid_val"],
+         "qid_val must have one entry per row: expected 100 entries, got 99."),
+        ({}, ["narrow X_val", "y_val"], "X has 1 features, but .* is expecting 5 features"),
+    ],
+)
+def test_bad_validation_set_raises(ranker_class, data, other_queries, params, given, match):
+    X, y, qid = data
+    X_val, y_val, qid_val = other_queries
+    values = {
+        "X_val": ("X_val", X_val), "y_val": ("y_val", y_val), "qid_val": ("qid_val", qid_val),
+        "short qid_val": ("qid_val", qid_val[:-1]), "narrow X_val": ("X_val", X_val[:, :1]),
+    }
+    kwargs = dict(values[name] for name in given)
+    with pytest.raises(ValueError, match=match):
+        _fast(ranker_class, **params).fit(X, y, qid=qid, **kwargs)
+
+
+def test_validation_labels_the_metric_cannot_score(ranker_class, data, other_queries):
+    X, y, qid = data
+    X_val, y_val, qid_val = other_queries
+    match = "cannot score the labels y_val: y_true has negative labels"
+    with pytest.raises(ValueError, match=match):
+        _fast(ranker_class).fit(X, y, qid=qid, X_val=X_val, y_val=y_val - 5, qid_val=qid_val)
+
+
+# ----------------------------------------------------------------------
+# Same input, same model
+@pytest.mark.parametrize("hidden", [(), (3,)], ids=str)
+def test_same_random_state_same_model(ranker_class, data, hidden):
+    X, y, qid = data
+    a = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X, y, qid=qid)
+    b = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X, y, qid=qid)
+    assert_array_equal(_params(a), _params(b))
+    assert a.loss_curve_ == b.loss_curve_
+    other = _fast(ranker_class, hidden_layer_sizes=hidden, random_state=1).fit(X, y, qid=qid)
+    assert not np.allclose(_params(other), _params(a))
+
+
+@pytest.mark.parametrize("backend", ["loky", "threading"])
+def test_n_jobs_does_not_change_the_model(ranker_class, data, backend):
+    X, y, qid = data
+    params = {"hidden_layer_sizes": (3,), "n_init": 4, "restarts": "average"}
+    serial = _fast(ranker_class, **params).fit(X, y, qid=qid)
+    with joblib.parallel_backend(backend):
+        parallel = _fast(ranker_class, n_jobs=2, **params).fit(X, y, qid=qid)
+    for a, b in zip(serial.coefs_ + serial.intercepts_, parallel.coefs_ + parallel.intercepts_):
+        assert_array_equal(a, b)
+    assert serial.loss_curve_ == parallel.loss_curve_
+
+
+@pytest.mark.parametrize("hidden", [(), (3,)], ids=str)
+def test_row_order_does_not_matter(ranker_class, data, hidden):
+    """Rows are grouped by a stable sort, so shuffled rows give the same model."""
+    X, y, qid = data
+    perm = np.random.RandomState(1).permutation(len(y))
+    a = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X, y, qid=qid)
+    b = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X[perm], y[perm], qid=qid[perm])
+    assert a.n_iter_ == b.n_iter_
+    # the order of the rows inside a query changes sums at the rounding level only
+    assert_allclose(_params(b), _params(a), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("hidden", [(), (3,)], ids=str)
+def test_sparse_X_gives_the_dense_model(ranker_class, data, hidden):
+    X, y, qid = data
+    X = X * (np.random.RandomState(0).random_sample(X.shape) < 0.6)
+    dense = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X, y, qid=qid)
+    sparse = _fast(ranker_class, hidden_layer_sizes=hidden).fit(sp.csr_matrix(X), y, qid=qid)
+    assert sparse.n_iter_ == dense.n_iter_
+    assert_allclose(_params(sparse), _params(dense), rtol=1e-10, atol=1e-13)
+    assert_allclose(sparse.predict(sp.csr_matrix(X)), dense.predict(X), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("hidden", [(), (3,)], ids=str)
+def test_pickle_round_trip(ranker_class, data, hidden):
+    X, y, qid = data
+    ranker = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X, y, qid=qid)
+    clone = pickle.loads(pickle.dumps(ranker))
+    assert_array_equal(clone.predict(X), ranker.predict(X))
+    assert clone.get_params() == ranker.get_params()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_qid_none_is_one_query(ranker_class, data):
+    X, y, qid = data
+    rows = qid == qid[0]
+    a = _fast(ranker_class, early_stopping=False, max_iter=10).fit(X[rows], y[rows])
+    b = _fast(ranker_class, early_stopping=False, max_iter=10).fit(X[rows], y[rows],
+                                                                   qid=qid[rows])
+    assert_array_equal(a.predict(X), b.predict(X))
+    assert a.score(X[rows], y[rows]) == b.score(X[rows], y[rows], qid=qid[rows])
+
+
+# ----------------------------------------------------------------------
+# Predict and score
+@pytest.fixture(scope="module")
+def fitted(data):
+    """One fitted ranker of each class (scoring only; do not refit)."""
+    X, y, qid = data
+    return {cls: _fast(cls).fit(X, y, qid=qid) for cls in RANKERS}
+
+
+def test_predict_checks_qid_and_scores_rows_independently(ranker_class, data, fitted):
+    X, y, qid = data
+    ranker = fitted[ranker_class]
+    with pytest.raises(ValueError, match="qid must have one entry per row: expected 400"):
+        ranker.predict(X, qid=qid[:-1])
+    assert_array_equal(ranker.predict(X, qid=qid), ranker.predict(X))
+    assert_array_equal(ranker.predict(X[:7]), ranker.predict(X)[:7])
+
+
+def test_score_is_mean_ndcg_at_10(ranker_class, data, fitted):
+    X, y, qid = data
+    ranker = fitted[ranker_class]
+    assert ranker.score(X, y, qid=qid) == pytest.approx(
+        np.mean(ndcg_score(y, ranker.predict(X), qid=qid, k=10, average=False)), rel=1e-12
+    )
+
+
+def test_score_weighs_queries_by_sample_weight(ranker_class, data, fitted):
+    X, y, qid = data
+    ranker = fitted[ranker_class]
+    perm = np.random.RandomState(2).permutation(len(y))  # rows of a query need not be together
+    X, y, qid = X[perm], y[perm], qid[perm]
+    unique = np.unique(qid)
+    query_weight = 1.0 + (unique % 4)
+    sample_weight = query_weight[np.searchsorted(unique, qid)]
+    per_query = ndcg_score(y, ranker.predict(X), qid=qid, k=10, average=False)
+    expected = np.sum(query_weight * per_query) / np.sum(query_weight)
+    assert expected != pytest.approx(np.mean(per_query), rel=1e-6)
+    assert ranker.score(X, y, qid=qid, sample_weight=sample_weight) == pytest.approx(
+        expected, rel=1e-12
+    )
+    varying = sample_weight.copy()
+    varying[np.flatnonzero(qid == unique[3])[0]] += 1.0
+    with pytest.raises(ValueError, match="must be the same for all rows of a query"):
+        ranker.score(X, y, qid=qid, sample_weight=varying)
+
+
+def test_cross_validation_routes_qid_by_default(ranker_class, data, metadata_routing):
+    """With routing on, fit and score request qid without set_*_request calls."""
+    X, y, qid = data
+    ranker = _fast(ranker_class, max_iter=10)
+    routing = ranker.get_metadata_routing()
+    assert routing.fit.requests["qid"] is True
+    assert routing.score.requests["qid"] is True
+    assert routing.predict.requests["qid"] is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = cross_val_score(ranker, X, y, cv=GroupKFold(3), scoring=NDCG10,
+                                 params={"qid": qid, "groups": qid})
+        manual = []
+        for train, test in GroupKFold(3).split(X, y, groups=qid):
+            est = sklearn.clone(ranker).fit(X[train], y[train], qid=qid[train])
+            manual.append(ndcg_score(y[test], est.predict(X[test]), qid=qid[test], k=10))
+    assert_allclose(scores, manual, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------
+# Bad input
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"hidden_layer_sizes": (3, 0)},
+         r"hidden_layer_sizes must hold positive integers; got \(3, 0\)"),
+        ({"scoring": "ndcg@x"}, "scoring='ndcg@x' is not a ranking scorer name"),
+        ({"learning_rate_init": 0.0}, "'learning_rate_init' parameter"),
+        ({"learning_rate_decay": 1.5}, "'learning_rate_decay' parameter"),
+        ({"restarts": "mean"}, "'restarts' parameter"),
+        ({"n_init": 0}, "'n_init' parameter"),
+    ],
+)
+def test_bad_parameters_raise(ranker_class, data, params, match):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=match):
+        ranker_class(**params).fit(X, y, qid=qid)
+
+
+def test_bad_qid_raises(ranker_class, data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="qid must have one entry per row: expected 400"):
+        ranker_class().fit(X, y, qid=qid[:-1])
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_divergence_raises_a_clear_error(ranker_class, data):
+    """A huge step blows the weights up (through the L2 penalty too) until the scores overflow."""
+    X, y, qid = data
+    ranker = _fast(ranker_class, solver="sgd", learning_rate_init=1e8, momentum=1.0,
+                   hidden_layer_sizes=(5, 5), activation="relu", max_iter=50,
+                   n_iter_no_change=50)  # patience must not stop it first
+    with pytest.raises(ValueError, match="overflowed to inf or NaN: the optimisation diverged. "
+                                         "Lower learning_rate_init"):
+        ranker.fit(X, y, qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_extreme_features_stay_finite(ranker_class, data):
+    X, y, qid = data
+    ranker = _fast(ranker_class, learning_rate_init=1.0, max_iter=5).fit(X * 1e4, y, qid=qid)
+    assert np.isfinite(ranker.predict(X * 1e4)).all()
+    assert np.isfinite(ranker.loss_curve_).all()
