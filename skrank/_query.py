@@ -350,12 +350,34 @@ class QueryLayout:
                 f"queries must be distinct query numbers in [0, {self.n_queries}); "
                 f"got {queries!r}."
             )
+        positions, sizes = self.query_positions(queries)
+        return positions, QueryLayout.from_sizes(sizes, self.unique_qid[queries])
+
+    def query_positions(self, queries):
+        """Sorted-order positions of the rows of some queries, in the order given.
+
+        Unchecked (for internal callers that draw ``queries`` themselves, such
+        as a permutation of all queries per epoch); :meth:`select` is the
+        checked form.
+
+        Parameters
+        ----------
+        queries : ndarray of int
+            Distinct query numbers, in any order.
+
+        Returns
+        -------
+        positions : ndarray of shape (n_selected_rows,)
+            The rows of ``queries[0]``, then those of ``queries[1]``, ...
+        sizes : ndarray of shape (len(queries),)
+            The sizes of those queries.
+        """
         sizes = self.sizes[queries]
         new_starts = np.cumsum(sizes) - sizes
         positions = np.arange(int(sizes.sum())) + np.repeat(
             self.offsets[queries] - new_starts, sizes
         )
-        return positions, QueryLayout.from_sizes(sizes, self.unique_qid[queries])
+        return positions, sizes
 
     # ------------------------------------------------------------------
     # Per-query reductions of arrays in sorted order

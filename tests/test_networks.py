@@ -209,7 +209,7 @@ def test_linear_export_restore_round_trip(rng):
     assert attributes["coef_"] is not params  # a copy, not a view of the solver's vector
     for restored, restored_params in (
         LinearNetwork.restore(attributes),
-        restore_network(attributes, activation="relu"),  # the activation plays no part
+        restore_network(attributes),
     ):
         assert isinstance(restored, LinearNetwork) and restored.n_features == N_FEATURES
         assert_array_equal(restored_params, params)
@@ -225,7 +225,8 @@ def test_mlp_export_restore_round_trip(rng, hidden, activation):
     network = MLPNetwork(N_FEATURES, hidden, activation)
     params = _random_params(network)
     attributes = network.export(params)
-    assert set(attributes) == {"coefs_", "intercepts_"}
+    assert set(attributes) == {"coefs_", "intercepts_", "_activation"}
+    assert attributes["_activation"] == activation
     sizes = (N_FEATURES, *hidden, 1)
     assert [c.shape for c in attributes["coefs_"]] == list(zip(sizes[:-1], sizes[1:]))
     assert [b.shape for b in attributes["intercepts_"]] == [(h,) for h in hidden]
@@ -234,8 +235,8 @@ def test_mlp_export_restore_round_trip(rng, hidden, activation):
     assert_array_equal(params, params_before)
     attributes = network.export(params)
     for restored, restored_params in (
-        MLPNetwork.restore(attributes, activation=activation),
-        restore_network(attributes, activation=activation),
+        MLPNetwork.restore(attributes),
+        restore_network(attributes),
     ):
         assert isinstance(restored, MLPNetwork)
         assert restored.hidden_layer_sizes == hidden and restored.activation == activation
@@ -269,7 +270,7 @@ def test_combine_scores_the_weighted_sum_of_the_members(rng, hidden, sparse):
     else:
         assert combined.export(params)["coef_"].shape == (N_FEATURES,)
     # the combined network is an ordinary network: it exports and restores
-    restored, restored_params = restore_network(combined.export(params), activation="tanh")
+    restored, restored_params = restore_network(combined.export(params))
     assert_array_equal(restored.forward(restored_params, X)[0], combined.forward(params, X)[0])
 
 

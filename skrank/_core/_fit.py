@@ -28,12 +28,6 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._query import QueryLayout
 from ..losses import LossState
 
-#: Rows scored at once when the training scores are computed outside a
-#: mini-batch (the training metric, the final objective of a run): bounds
-#: the memory of a gathered copy of the rows.
-CHUNK_ROWS = 2**16
-
-
 @dataclass
 class Batch:
     """The rows of some whole queries (gathered from ``X``) and their loss state."""
@@ -100,13 +94,18 @@ class Objective:
         return value + penalty, grad
 
     def train_scores(self, params):
-        """Scores of the training rows (grouped order), computed in chunks of queries."""
+        """Scores of the training rows, in the grouped order of ``state.layout``.
+
+        A network that scores rows independently scores all of ``X`` and the
+        training rows are picked from the result (cheaper than gathering them).
+        """
         if self._X_train is not None or self.rows is None or self.network.needs_query:
             return self.network.forward(params, self.X_train, self.state.layout)[0]
-        return np.concatenate([
-            self.network.forward(params, self.X[self.rows[lo:lo + CHUNK_ROWS]])[0]
-            for lo in range(0, len(self.rows), CHUNK_ROWS)
-        ])
+        return self.network.forward(params, self.X)[0][self.rows]
+
+    def gather(self):
+        """Gather the training rows now (before the runs are sent to workers)."""
+        return self.X_train
 
     def value(self, params):
         """The objective on all training queries (without its gradient)."""
@@ -127,11 +126,8 @@ class Objective:
         layout, state = self.state.layout, self.state
         n_queries = self.n_queries
         perm = random_state.permutation(n_queries)
-        sizes = layout.sizes[perm]
+        positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
-        positions = np.arange(layout.n_samples) + np.repeat(
-            layout.offsets[perm] - (ends - sizes), sizes
-        )
         rows = positions if self.rows is None else self.rows[positions]
         per_row = {k: v[positions] for k, v in state.per_row.items()}
         per_query = {k: v[perm] for k, v in state.per_query.items()}
@@ -146,7 +142,8 @@ class Objective:
             if buffer is None:
                 X = self.X[rows[a:b]]
             else:
-                X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a])
+                # rows are in range by construction; mode='clip' avoids a temporary
+                X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
             yield Batch(X, LossState(
                 QueryLayout.from_sizes(sizes[lo:hi]),
                 {k: v[a:b] for k, v in per_row.items()},
@@ -271,8 +268,10 @@ def run(objective, solver, stopping, params, seed, label="Run 0"):
         params=np.array(kept),
         n_iter=monitor.n_updates,
         loss_curve=monitor.loss_curve,
-        validation_scores=monitor.validation_scores if stopping.validation else None,
-        best_validation_score=monitor.best_score if stopping.validation else None,
+        validation_scores=(monitor.validation_scores if stopping.validation is not None
+                           else None),
+        best_validation_score=(monitor.best_score if stopping.validation is not None
+                               else None),
         converged=converged,
     )
 
@@ -290,6 +289,8 @@ def fit_runs(objective, solver, stopping, starts, seeds, *, n_jobs=None):
 
 def best_run(objective, runs):
     """The run with the best validation score, or the lowest final training objective."""
+    if len(runs) == 1:
+        return runs[0]
     if runs[0].best_validation_score is not None:
         return max(runs, key=lambda r: r.best_validation_score)
     return min(runs, key=lambda r: objective.value(r.params))
@@ -301,16 +302,24 @@ def average_runs(objective, runs):
     Each run's scores are divided by their pooled within-query standard
     deviation on the training rows (a shift of a query's scores does not
     change its ranking, so only the scale needs standardising), so that no
-    run dominates the average through the scale of its scores. Returns
-    ``(network, params)``.
+    run dominates the average through the scale of its scores; the mean is
+    multiplied by the runs' mean scale, so that the combined scores keep the
+    scale at which the loss was trained (it matters to SoftRank's smoothing
+    and to a warm start). Returns ``(network, params)``.
     """
     layout = objective.state.layout
-    weights = []
+    scales = []
     for r in runs:
         s = objective.train_scores(r.params)
         centred = s - layout.expand(layout.mean(s))
-        scale = np.sqrt(float(centred @ centred) / len(s))
-        weights.append(1.0 / (len(runs) * scale) if scale > 0 else 0.0)
-    if not any(weights):  # every run scores all documents of a query alike
-        weights = [1.0 / len(runs)] * len(runs)
-    return objective.network.combine([r.params for r in runs], np.array(weights))
+        scales.append(np.sqrt(float(centred @ centred) / len(s)))
+    scales = np.array(scales)
+    live = scales > 0
+    if not live.any():  # every run scores all documents of a query alike
+        weights = np.full(len(runs), 1.0 / len(runs))
+    else:
+        # each run standardised, the mean rescaled to the runs' mean scale, so
+        # the combined scores keep the scale the loss was trained at
+        weights = np.where(live, scales[live].mean() / (len(runs) * np.where(live, scales, 1.0)),
+                           0.0)
+    return objective.network.combine([r.params for r in runs], weights)

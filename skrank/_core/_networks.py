@@ -108,7 +108,7 @@ class LinearNetwork:
         return {"coef_": np.array(params, dtype=np.float64)}
 
     @classmethod
-    def restore(cls, attributes, **config):
+    def restore(cls, attributes):
         """``(network, params)`` from the fitted attributes :meth:`export` gave."""
         coef = np.asarray(attributes["coef_"], dtype=np.float64)
         if coef.ndim != 1:
@@ -250,14 +250,17 @@ class MLPNetwork:
         return {
             "coefs_": [c.copy() for c in coefs],
             "intercepts_": [b.copy() for b in intercepts],
+            # the activation the weights were trained with (a later
+            # set_params(activation=...) must not change a fitted model)
+            "_activation": self.activation,
         }
 
     @classmethod
-    def restore(cls, attributes, *, activation="tanh", **config):
+    def restore(cls, attributes):
         """``(network, params)`` from the fitted attributes :meth:`export` gave."""
         coefs, intercepts = attributes["coefs_"], attributes["intercepts_"]
         hidden = tuple(np.shape(c)[1] for c in coefs[:-1])
-        network = cls(np.shape(coefs[0])[0], hidden, activation)
+        network = cls(np.shape(coefs[0])[0], hidden, attributes["_activation"])
         return network, network.pack(coefs, intercepts)
 
     def combine(self, params_list, weights):
@@ -290,8 +293,12 @@ def make_network(n_features, hidden_layer_sizes=(), activation="tanh"):
     return MLPNetwork(n_features, hidden_layer_sizes, activation)
 
 
-def restore_network(attributes, *, activation="tanh"):
+#: Names of the attributes the networks export.
+FITTED_ATTRIBUTES = ("coef_", "coefs_", "intercepts_", "_activation")
+
+
+def restore_network(attributes):
     """``(network, params)`` from fitted attributes (``coef_``, or ``coefs_``/``intercepts_``)."""
     if "coef_" in attributes:
         return LinearNetwork.restore(attributes)
-    return MLPNetwork.restore(attributes, activation=activation)
+    return MLPNetwork.restore(attributes)

@@ -9,8 +9,10 @@ when asked for with ``needs_train_metric``), and runs::
 
     params, converged = solver.minimize(problem, params, monitor, random_state)
 
-``converged`` is False when ``max_iter`` ran out before the monitor (or
-L-BFGS itself) stopped the run. :data:`SOLVERS` maps names to classes.
+``converged`` is False exactly when ``max_iter`` ran out before the monitor
+(or L-BFGS itself) stopped the run. Each solver class lists the names of its
+settings in ``parameters``, so a front end builds any of them the same way.
+:data:`SOLVERS` maps names to classes.
 """
 
 import numpy as np
@@ -24,6 +26,9 @@ class _StochasticSolver:
     every epoch in which the monitored *training* metric did not improve
     (SoftRank's schedule, Taylor et al. 2008, §4.5).
     """
+
+    parameters = ("learning_rate_init", "batch_size", "max_iter", "learning_rate_decay")
+    full_batch = False
 
     def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0):
         self.learning_rate_init = learning_rate_init
@@ -96,6 +101,8 @@ class Adam(_StochasticSolver):
 class SGD(_StochasticSolver):
     """Stochastic gradient descent with (heavy-ball) momentum."""
 
+    parameters = (*_StochasticSolver.parameters, "momentum")
+
     def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0,
                  momentum=0.9):
         super().__init__(learning_rate_init=learning_rate_init, batch_size=batch_size,
@@ -124,6 +131,8 @@ class LBFGS:
     """
 
     needs_train_metric = False
+    parameters = ("max_iter", "tol")
+    full_batch = True
 
     def __init__(self, *, max_iter, tol):
         self.max_iter = max_iter
@@ -149,7 +158,9 @@ class LBFGS:
         )
         if monitor.n_updates == 0:  # converged before the first iteration
             stopped = monitor.update(result.x, result.fun) or stopped
-        return result.x, stopped or result.status == 0
+        # status 1: the iteration or evaluation budget ran out; 0 converged,
+        # 2 stopped on its own (e.g. the line search could not improve further)
+        return result.x, stopped or result.status != 1
 
 
 #: The solvers, name -> class. Stochastic ones take ``learning_rate_init``,

@@ -229,7 +229,7 @@ def query_uniforms(layout, random_state, n_draws):
     with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))
-        index = (np.arange(layout.n_samples) - layout.expand(layout.starts)).astype(np.uint64)
+        index = layout.index_in_query.astype(np.uint64)
         row = _mix(layout.expand(query) ^ _mix(index))
         bits = _mix(row[:, None] ^ _mix(np.arange(n_draws, dtype=np.uint64))[None, :])
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53

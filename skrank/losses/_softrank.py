@@ -154,8 +154,6 @@ class SoftRankLoss(ListwiseLoss):
             "truncation": truncation,
         }
         validate_parameter_constraints(self._parameter_constraints, params, type(self).__name__)
-        if not np.isfinite(sigma):
-            raise ValueError(f"sigma must be a positive finite number; got {sigma!r}.")
         self.sigma = float(sigma)
         self.rank_distribution = rank_distribution
         self.n_exact = int(n_exact)

@@ -20,8 +20,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._fit import Objective, StoppingRule, average_runs, best_run, fit_runs
-from .._core._networks import ACTIVATIONS, LinearNetwork, make_network, restore_network
-from .._core._solvers import SOLVERS, LBFGS
+from .._core._networks import (
+    ACTIVATIONS,
+    FITTED_ATTRIBUTES,
+    LinearNetwork,
+    make_network,
+    restore_network,
+)
+from .._core._solvers import SOLVERS
 from .._query import QueryLayout, check_qid, default_qid
 from ..losses import LOSSES
 from ..metrics import ndcg_score
@@ -42,18 +48,18 @@ RESTARTS = ("average", "best")
 class FitSettings:
     """What the front end needs besides the network, the loss and the solver."""
 
-    alpha: float = 0.0
-    early_stopping: bool = False
-    validation_fraction: float = 0.2
-    scoring: object = "ndcg@10"
-    tol: float = 1e-4
-    n_iter_no_change: int = 10
-    n_init: int = 1
-    restarts: str = "best"
-    n_jobs: object = None
-    random_state: object = None
-    verbose: int = 0
-    warm_start: bool = False
+    alpha: float
+    early_stopping: bool
+    validation_fraction: float
+    scoring: object
+    tol: float
+    n_iter_no_change: int
+    n_init: int
+    restarts: str
+    n_jobs: object
+    random_state: object
+    verbose: int
+    warm_start: bool
 
 
 class BaseRanker(BaseEstimator):
@@ -130,7 +136,7 @@ class BaseRanker(BaseEstimator):
             _check_scorable(scorer, y_train, train_layout, "y")
 
         if warm:
-            network, start = restore_network(vars(self), **self._network_config())
+            network, start = restore_network(vars(self))
             self._check_warm_network(network)
             starts = [start]
         else:
@@ -147,14 +153,17 @@ class BaseRanker(BaseEstimator):
             train_metric=solver.needs_train_metric,
             verbose=settings.verbose,
         )
+        if solver.full_batch:  # one copy of the training rows, shared by the workers
+            objective.gather()
         runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=settings.n_jobs)
 
         best = best_run(objective, runs)
-        if settings.restarts == "average" and len(runs) > 1:
+        averaged = settings.restarts == "average" and len(runs) > 1
+        if averaged:
             network, params = average_runs(objective, runs)
         else:
             params = best.params
-        for name in ("coef_", "coefs_", "intercepts_"):
+        for name in FITTED_ATTRIBUTES:
             self.__dict__.pop(name, None)
         for name, value in network.export(params).items():
             setattr(self, name, value)
@@ -163,14 +172,14 @@ class BaseRanker(BaseEstimator):
         self.validation_scores_ = best.validation_scores
         if validation is None:
             self.best_validation_score_ = None
-        elif settings.restarts == "average" and len(runs) > 1:
+        elif averaged:
             X_v, y_v, layout_v = validation
             self.best_validation_score_ = scorer.score_predictions(
                 y_v, network.forward(params, X_v, layout_v)[0], qid=layout_v.qid
             )
         else:
             self.best_validation_score_ = best.best_validation_score
-        if not all(r.converged for r in runs):
+        if not all(r.converged for r in (runs if averaged else [best])):
             warnings.warn(
                 f"{type(self).__name__}: maximum iterations ({solver.max_iter}) reached "
                 "and the optimization has not converged yet.",
@@ -180,10 +189,6 @@ class BaseRanker(BaseEstimator):
 
     def _is_fitted(self):
         return hasattr(self, "coef_") or hasattr(self, "coefs_")
-
-    def _network_config(self):
-        """Keyword arguments that restore the fitted network besides its attributes."""
-        return {}
 
     def _check_warm_network(self, network):
         """Raise if the fitted network cannot continue under the current parameters."""
@@ -231,7 +236,7 @@ class BaseRanker(BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        network, params = restore_network(vars(self), **self._network_config())
+        network, params = restore_network(vars(self))
         layout = None
         if network.needs_query:
             layout = QueryLayout(default_qid(qid, X.shape[0]))
@@ -387,33 +392,42 @@ class NeuralRanker(BaseRanker):
     def _make_network(self, n_features):
         return make_network(n_features, self._hidden_sizes(), self.activation)
 
-    def _network_config(self):
-        return {"activation": self.activation}
-
     def _check_warm_network(self, network):
         linear = isinstance(network, LinearNetwork)
-        if linear != (len(self._hidden_sizes()) == 0):
+        hidden = self._hidden_sizes()
+        if linear != (len(hidden) == 0):
             raise ValueError(
                 f"warm_start=True continues the fitted {'linear' if linear else 'MLP'} "
                 f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
                 f"{'an MLP' if linear else 'a linear model'}; set warm_start=False to "
                 "fit a new network."
             )
+        if linear:
+            return
+        fitted = network.hidden_layer_sizes
+        # after restarts="average" every layer is n_init times wider: that is the model
+        widths_match = len(fitted) == len(hidden) and len(
+            {f / h for f, h in zip(fitted, hidden)}
+        ) == 1 and fitted[0] % hidden[0] == 0
+        if not widths_match:
+            raise ValueError(
+                f"warm_start=True continues the fitted MLP of hidden layers {fitted}, but "
+                f"hidden_layer_sizes={self.hidden_layer_sizes!r} asks for another network; "
+                "set warm_start=False to fit a new one."
+            )
+        if network.activation != self.activation:
+            raise ValueError(
+                f"warm_start=True continues the MLP fitted with activation="
+                f"{network.activation!r}, but got activation={self.activation!r}; set "
+                "warm_start=False to fit a new one."
+            )
 
     def _make_loss(self):
         return LOSSES[self._loss](**{name: getattr(self, name) for name in self._loss_parameters})
 
     def _make_solver(self):
-        if SOLVERS[self.solver] is LBFGS:
-            return LBFGS(max_iter=self.max_iter, tol=self.tol)
-        extra = {"momentum": self.momentum} if self.solver == "sgd" else {}
-        return SOLVERS[self.solver](
-            learning_rate_init=self.learning_rate_init,
-            batch_size=self.batch_size,
-            max_iter=self.max_iter,
-            learning_rate_decay=self.learning_rate_decay,
-            **extra,
-        )
+        cls = SOLVERS[self.solver]
+        return cls(**{name: getattr(self, name) for name in cls.parameters})
 
     def _fit_settings(self):
         return FitSettings(

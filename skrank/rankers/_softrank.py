@@ -133,10 +133,14 @@ class SoftRankRanker(NeuralRanker):
     intercepts_ : list of ndarray
         Biases of the MLP's hidden layers (the output layer has none).
     n_iter_ : int
-        Epochs (or L-BFGS iterations) run by the best run.
+        Epochs (or L-BFGS iterations) of the best run: the one with the best
+        validation score (without early stopping, the lowest final training
+        objective), also when ``restarts="average"`` combines all runs.
     loss_curve_ : list of float
-        Training objective (mean loss per query plus penalty) after each
-        epoch of the best run.
+        Training objective (mean loss per query plus penalty) of each epoch
+        of the best run: the mean over the epoch's mini-batches of the value
+        at which each step was taken (for ``"lbfgs"``, the objective after
+        each iteration).
     validation_scores_ : list of float or None
         ``scoring`` on the held-out queries after each epoch of the best
         run; None without early stopping.
