@@ -75,7 +75,12 @@ class Objective:
     def X_train(self):
         """The training rows in grouped order (gathered once, on first use)."""
         if self._X_train is None:
-            self._X_train = self.X if self.rows is None else self.X[self.rows]
+            if self.rows is None:
+                self._X_train = self.X
+            elif isinstance(self.X, np.ndarray):  # in range: no bounds check, no temporary
+                self._X_train = np.take(self.X, self.rows, axis=0, mode="clip")
+            else:
+                self._X_train = self.X[self.rows]
         return self._X_train
 
     def value_and_grad(self, params, batch=None):
@@ -104,8 +109,14 @@ class Objective:
         return self.network.forward(params, self.X)[0][self.rows]
 
     def gather(self):
-        """Gather the training rows now (before the runs are sent to workers)."""
-        return self.X_train
+        """Copy the training rows once, grouped by query, and train on the copy.
+
+        For a full-batch solver (one copy shared by the workers, instead of
+        one per run), and for rows not grouped by query, whose mini-batches
+        would otherwise gather scattered rows at every step: on the copy
+        every batch is a few contiguous ranges.
+        """
+        self.X, self.rows = self.X_train, None
 
     def value(self, params):
         """The objective on all training queries (without its gradient)."""

@@ -153,8 +153,8 @@ class BaseRanker(BaseEstimator):
             train_metric=solver.needs_train_metric,
             verbose=settings.verbose,
         )
-        if solver.full_batch:  # one copy of the training rows, shared by the workers
-            objective.gather()
+        if solver.full_batch or layout.order is not None:
+            objective.gather()  # see Objective.gather
         runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=settings.n_jobs)
 
         best = best_run(objective, runs)
