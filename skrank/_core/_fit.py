@@ -12,8 +12,10 @@ and calls :func:`fit_runs` with the initial parameter vectors and seeds of
 its runs (in parallel through scikit-learn's joblib wrapper), then
 :func:`average_runs` or :func:`best_run` to keep one model.
 
-Rows are never copied for mini-batches beyond the batch itself: the training
-queries are addressed through an array of row indices, each epoch draws a
+The training queries are addressed through an array of row indices into
+``X``; when ``X``'s rows are already grouped by query nothing is copied beyond
+each mini-batch, otherwise (and for full-batch solvers) the training rows
+are copied once, grouped (:meth:`Objective.gather`). Each epoch draws a
 permutation of the queries and gathers the rows of each batch of whole
 queries in one indexing operation; the loss state of a batch is a slice of
 the epoch's state, built without re-validation.
