@@ -241,3 +241,9 @@ def test_query_uniforms_are_uniform_and_independent():
         assert kstest(u[:, d], "uniform").pvalue > 1e-3
     assert abs(np.corrcoef(u[:-1, 0], u[1:, 0])[0, 1]) < 0.05
     assert abs(np.corrcoef(u[:, 0], u[:, 1])[0, 1]) < 0.05
+
+
+@pytest.mark.parametrize("n_draws", [0, -1, 2.5, True])
+def test_query_uniforms_rejects_bad_n_draws(n_draws):
+    with pytest.raises(ValueError, match=f"n_draws must be a positive integer; got {n_draws!r}"):
+        query_uniforms(QueryLayout(np.array([0, 0, 1])), 0, n_draws)

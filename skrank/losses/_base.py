@@ -226,6 +226,8 @@ def query_uniforms(layout, random_state, n_draws):
     uniforms : ndarray of shape (n_samples, n_draws)
         Values in [0, 1), rows in sorted order of ``layout``.
     """
+    if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
+        raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
     with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))
