@@ -63,6 +63,11 @@ class ListwiseLoss:
 
     #: Name under which the loss is registered in :data:`skrank.losses.LOSSES`.
     name = None
+    #: Whether :meth:`prepare` draws random samples. Their draws depend on the
+    #: order of the rows within each query (nothing else tells two rows of a
+    #: query apart), so such a loss is invariant to interleaving the queries'
+    #: rows, not to reordering the rows of a query.
+    sampling = False
 
     def prepare(self, y, layout, *, random_state=None):
         """Set the loss up for one fit.
@@ -203,7 +208,7 @@ def _seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def query_uniforms(layout, random_state, n_draws):
+def query_uniforms(layout, random_state, n_draws, *, per_query=False):
     """Uniform draws per row that depend only on the seed, the query id and the row's place.
 
     The draw ``d`` of the ``i``-th row of query ``q`` (in the order of the
@@ -219,11 +224,14 @@ def query_uniforms(layout, random_state, n_draws):
     random_state : int, RandomState instance or None
         The seed (a RandomState gives one draw of it; None, fresh entropy).
     n_draws : int
-        Draws per row.
+        Draws per row (per query with ``per_query=True``).
+    per_query : bool, default=False
+        Draw per query instead: draw ``d`` of query ``q`` is a hash of
+        ``(seed, id of q, d)``, independent of the per-row draws.
 
     Returns
     -------
-    uniforms : ndarray of shape (n_samples, n_draws)
+    uniforms : ndarray of shape (n_samples, n_draws) or (n_queries, n_draws)
         Values in [0, 1), rows in sorted order of ``layout``.
     """
     if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
@@ -231,7 +239,11 @@ def query_uniforms(layout, random_state, n_draws):
     with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))
-        index = layout.index_in_query.astype(np.uint64)
-        row = _mix(layout.expand(query) ^ _mix(index))
+        if per_query:
+            # index 2**64 - 1 is no row's place: a domain of its own
+            row = _mix(query ^ _mix(np.uint64(2**64 - 1)))
+        else:
+            index = layout.index_in_query.astype(np.uint64)
+            row = _mix(layout.expand(query) ^ _mix(index))
         bits = _mix(row[:, None] ^ _mix(np.arange(n_draws, dtype=np.uint64))[None, :])
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53

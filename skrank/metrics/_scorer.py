@@ -106,9 +106,16 @@ class RankingScorer:
         y_score = predict_scores(estimator, X, qid)
         return self.score_predictions(y_true, y_score, qid=qid)
 
-    def score_predictions(self, y_true, y_score, *, qid):
-        """The metric of already computed scores ``y_score``."""
-        return float(self._metric(y_true, y_score, qid=qid, k=self._k, **self._kwargs))
+    def score_predictions(self, y_true, y_score, *, qid, average=True):
+        """The metric of already computed scores ``y_score``.
+
+        With ``average=False``, the per-query values (sorted query ids), for
+        a metric that takes ``average`` (every metric named in
+        :func:`make_ranking_scorer`).
+        """
+        if average:
+            return float(self._metric(y_true, y_score, qid=qid, k=self._k, **self._kwargs))
+        return self._metric(y_true, y_score, qid=qid, k=self._k, average=False, **self._kwargs)
 
     def get_metadata_routing(self):
         """Metadata request of this scorer: ``qid`` for ``score`` by default."""

@@ -1,0 +1,326 @@
+"""BoltzRank's expected gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from ..metrics._scorer import RankingScorer, get_ranking_scorer
+from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ._base import ListwiseLoss, LossState, query_uniforms
+from ._sampled import (
+    coefficient_dtype,
+    cross_entropy,
+    expected_gain,
+    log_softmax_rows,
+    sample_logits,
+    sample_objective,
+)
+
+OBJECTIVES = ("expected_gain", "likelihood")
+
+# Shares of the perturbation kinds of the rank samples (§4.2): swap the top two
+# label levels, swap a lower pair of adjacent levels, swap two levels at least
+# two apart, or a random permutation of the query.
+_TOP_PAIR, _LOWER_ADJACENT, _DISTANT_PAIR = 0.35, 0.20, 0.225
+
+
+class BoltzRankLoss(ListwiseLoss):
+    r"""Minus BoltzRank's objective: expected gain and cross entropy over rank samples.
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+        Rankings sampled per query (the first one sorts the documents by
+        label), drawn once when the loss is prepared and never resampled.
+    gain_weight : float, default=0.9
+        :math:`\lambda` in the paper (eq. 15): weight of the expected gain
+        against the cross entropy to the target distribution, in [0, 1].
+        Unused with ``objective="likelihood"``.
+    objective : {"expected_gain", "likelihood"}, default="expected_gain"
+        ``"expected_gain"``: the paper's objective (eq. 15),
+        :math:`\lambda` times the expected gain minus :math:`1 - \lambda`
+        times the cross entropy between :math:`P(R|L)` and :math:`P(R|S)`.
+        ``"likelihood"``: the negative log-probability of the label-sorted
+        sample under :math:`P(R|S)` (Liu, §4.3).
+    gain : str or RankingScorer, default="ndcg@10"
+        The metric :math:`G(R, L)` of each sample, e.g. ``"ndcg@10"``,
+        ``"ndcg"`` or ``"map"``, with :mod:`skrank.metrics` conventions
+        (see :func:`skrank.metrics.get_ranking_scorer`); computed once, when
+        the loss is prepared.
+    target_temperature : float, default=1.0
+        Temperature :math:`T` of the target distribution,
+        :math:`P(R|L) \propto \exp(-E(R|L)/T)`; 1 is the paper's formula.
+        Below 1 the target concentrates on the samples closest to the
+        label-sorted ranking.
+
+    Notes
+    -----
+    The energy of a ranking :math:`R` (ranks :math:`r_j`, 1 at the top) of
+    the :math:`m` documents of a query with scores :math:`s` is (eq. 4-5,
+    with :math:`g(x) = 2x/(m-1)`, §4.2)
+
+    .. math:: E(R|S) = \frac{2}{m(m-1)} \sum_{r_j > r_k} g(r_j - r_k)(s_j - s_k)
+              = \frac{2}{(m-1)^2} \sum_j s_j (2 r_j - m - 1),
+
+    since every unordered pair appears once and :math:`(r_j - r_k)(s_j -
+    s_k)` is symmetric: the energy is linear in the scores, one coefficient
+    per document, and the energies of :math:`k` samples cost :math:`O(km)`.
+    (With :math:`g(x) = c \, \mathrm{sign}(x)` the energy is the same up to a
+    constant factor, so that choice is not offered.) Over the fixed sample
+    :math:`\mathcal{R}_q` of a query,
+    :math:`P(R|S) = \exp(-E(R|S)) / \sum_{R' \in \mathcal{R}_q}
+    \exp(-E(R'|S))` (eq. 12), and the target :math:`P(R|L)` is the same
+    formula with the labels in place of the scores (eq. 14), divided by
+    ``target_temperature``. The loss of a query is minus the paper's
+    objective (eq. 11, 14, 15),
+
+    .. math:: L_q = -\lambda \sum_{R} P(R|S) \, G(R, L)
+              - (1 - \lambda) \sum_{R} P(R|L) \log P(R|S),
+
+    and the loss is averaged over queries. Its gradient with respect to the
+    energies is :math:`\lambda P(R|S)(G(R) - \bar G) + (1 - \lambda)(P(R|L) -
+    P(R|S))`, and with respect to the scores the transposed coefficient
+    product. The part of the energy that is the same for every sample,
+    :math:`-(m+1)\sum_j s_j \cdot 2/(m-1)^2`, cancels in the softmax, so only
+    the ranks are stored (``(n_rows, k)`` integers in the smallest dtype
+    that holds :math:`m`: int16 up to 32,767 documents). A query whose labels
+    are all equal gives every sample the same gain and target: it
+    contributes 0.
+
+    **Rank samples** (§4.2). The first sample sorts the documents by label,
+    ties broken at random. Each of the others perturbs the labels, then sorts
+    by them, ties at random. With the distinct label levels
+    :math:`\ell_0 < \dots < \ell_{L-1}` of the query, a sample swaps the
+    levels of a random subset of the documents of two levels :math:`a, b`
+    (each document of level :math:`a` or :math:`b` flips, with a probability
+    drawn uniformly per sample): with probability 0.35 the top two levels;
+    0.20 two adjacent lower levels (:math:`\ell_{j+1}, \ell_j` with
+    :math:`j < L - 2` uniform); 0.225 two levels at least two apart
+    (:math:`\ell_b` uniform among :math:`b \le L - 3`, then :math:`\ell_a`
+    uniform above :math:`\ell_{b+1}`); otherwise (0.225) a uniformly random
+    permutation of the query. For labels {0, 1, 2} this is the paper's mix
+    (35% swap 2 and 1, 20% swap 1 and 0, the rest swap 2 and 0 or permute at
+    random, split evenly); with two levels every swap is of those two; with
+    five, most swaps still change the top of the ranking least. The draws
+    depend only on the seed, the query's id and its rows' order
+    (:func:`skrank.losses.query_uniforms`).
+
+    References
+    ----------
+    .. [1] M. N. Volkovs and R. S. Zemel, "BoltzRank: learning to maximize
+       expected ranking gain", ICML 2009, pp. 1089-1096.
+    .. [2] T.-Y. Liu, "Learning to Rank for Information Retrieval",
+       Springer 2011, §4.3.
+    """
+
+    name = "boltzrank"
+    sampling = True
+
+    _parameter_constraints = {
+        "n_samples": [Interval(Integral, 2, None, closed="left")],
+        "gain_weight": [Interval(Real, 0, 1, closed="both")],
+        "objective": [StrOptions(set(OBJECTIVES))],
+        "gain": [str, RankingScorer],
+        "target_temperature": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        n_samples=100,
+        *,
+        gain_weight=0.9,
+        objective="expected_gain",
+        gain="ndcg@10",
+        target_temperature=1.0,
+    ):
+        params = {
+            "n_samples": n_samples, "gain_weight": gain_weight, "objective": objective,
+            "gain": gain, "target_temperature": target_temperature,
+        }
+        validate_parameter_constraints(self._parameter_constraints, params, type(self).__name__)
+        self.n_samples = int(n_samples)
+        self.gain_weight = float(gain_weight)
+        self.objective = objective
+        self.gain = gain
+        self.target_temperature = float(target_temperature)
+        self._scorer = gain_scorer(gain)
+
+    # ------------------------------------------------------------------
+    @staticmethod
+    def energy(scores, ranks):
+        """The energy :math:`E(R|S)` of rankings of one query, with every term.
+
+        Parameters
+        ----------
+        scores : array-like of shape (m,)
+            Scores (or labels) of the query's documents.
+        ranks : array-like of int, shape (m,) or (m, k)
+            Rank of each document (1 is the top) in one or ``k`` rankings.
+
+        Returns
+        -------
+        energy : float or ndarray of shape (k,)
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        ranks = np.asarray(ranks, dtype=np.float64)
+        m = scores.shape[0]
+        if m < 2:
+            return np.zeros(ranks.shape[1:]) if ranks.ndim > 1 else 0.0
+        return (2.0 * ranks - m - 1).T @ scores * (2.0 / (m - 1) ** 2)
+
+    def probabilities(self, scores, state):
+        """:math:`P(R|S)` of the samples of every query, shape (n_queries, k).
+
+        ``scores`` are in row order of ``state.layout`` (all its rows).
+        """
+        s_sorted = state.layout.to_sorted(np.asarray(scores, dtype=np.float64))
+        logits = sample_logits(state.per_row["ranks"], state.per_query["scale"], s_sorted,
+                               state.layout)
+        return log_softmax_rows(logits)[1]
+
+    # ------------------------------------------------------------------
+    def _prepare(self, y_sorted, layout, random_state):
+        ranks = boltzrank_samples(y_sorted, layout, self.n_samples, random_state)
+        m = layout.sizes.astype(np.float64)
+        # E(R|S) = -scale * ranks . s + (a term equal for every sample), so the
+        # log-probability's logits are scale * ranks . s with scale = 4/(m-1)^2.
+        scale = np.where(m > 1, -4.0 / np.maximum(m - 1.0, 1.0) ** 2, 0.0)
+        informative = layout.max(y_sorted) > layout.min(y_sorted)
+        per_query = {"scale": scale, "informative": informative}
+        if self.objective == "likelihood":
+            target = np.zeros((layout.n_queries, self.n_samples))
+            target[:, 0] = 1.0
+        else:
+            label_logits = sample_logits(ranks, scale, y_sorted, layout)
+            target = log_softmax_rows(label_logits / self.target_temperature)[1]
+            per_query["gains"] = sample_gains(y_sorted, ranks, layout, self._scorer)
+        per_query["target"] = target
+        return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
+
+    def _value_and_grad(self, s_sorted, state):
+        per_query = state.per_query
+        weight = 0.0 if self.objective == "likelihood" else self.gain_weight
+
+        def objective(logits, queries):
+            log_prob, prob = log_softmax_rows(logits)
+            value, dlogits = cross_entropy(log_prob, prob, per_query["target"][queries])
+            if weight > 0:
+                gain, dgain = expected_gain(prob, per_query["gains"][queries])
+                value = (1.0 - weight) * value - weight * gain
+                dlogits *= 1.0 - weight
+                dlogits -= weight * dgain
+            keep = per_query["informative"][queries]
+            value = np.where(keep, value, 0.0)
+            dlogits[~keep] = 0.0
+            return value, dlogits
+
+        return sample_objective(state.per_row["ranks"], per_query["scale"], s_sorted,
+                                state.layout, objective)
+
+
+def gain_scorer(gain):
+    """The :class:`RankingScorer` of a ``gain`` parameter, or a ValueError naming it."""
+    try:
+        return get_ranking_scorer(gain)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"gain must be a ranking metric name such as 'ndcg@10' or 'map', or a "
+            f"RankingScorer; got {gain!r} ({exc})"
+        ) from None
+
+
+def sample_gains(y_sorted, ranks, layout, scorer):
+    """The metric of every sampled ranking of every query, shape (n_queries, k).
+
+    Each (query, sample) is scored as a query of its own, with scores
+    ``-rank`` (no ties), by the scorer's metric and conventions.
+    """
+    n, k = ranks.shape
+    pseudo = (layout.sorted_codes[:, None] * k + np.arange(k)[None, :]).ravel()
+    labels = np.repeat(y_sorted, k)
+    try:
+        values = scorer.score_predictions(labels, -ranks.ravel().astype(np.float64),
+                                          qid=pseudo, average=False)
+    except ValueError as exc:
+        raise ValueError(
+            f"gain={scorer!r} cannot score the labels y: {exc} Pass a gain with "
+            "suitable conventions, e.g. make_ranking_scorer('ndcg', k=10, gain='linear')."
+        ) from None
+    return np.asarray(values, dtype=np.float64).reshape(layout.n_queries, k)
+
+
+def label_levels(y_sorted, layout):
+    """Dense rank of each label among its query's distinct labels, and their count.
+
+    Returns
+    -------
+    level : ndarray of int, shape (n_samples,)
+        0 for the query's lowest label, ..., sorted order of ``layout``.
+    n_levels : ndarray of int, shape (n_queries,)
+    """
+    codes = layout.sorted_codes
+    order = np.lexsort((y_sorted, codes))
+    y, c = y_sorted[order], codes[order]
+    new = np.ones(len(y), dtype=bool)
+    new[1:] = (y[1:] != y[:-1]) | (c[1:] != c[:-1])
+    dense = np.cumsum(new) - 1
+    level = np.empty(len(y), dtype=np.intp)
+    level[order] = dense - np.repeat(dense[layout.starts], layout.sizes)
+    return level, layout.max(level) + 1
+
+
+def boltzrank_samples(y_sorted, layout, n_samples, random_state):
+    """Ranks of the §4.2 rank samples of every query (see :class:`BoltzRankLoss`).
+
+    Returns
+    -------
+    ranks : ndarray of shape (n_samples_rows, n_samples)
+        Rank (1 = top) of every row (sorted order) in every sample, in the
+        smallest integer dtype that holds the largest query's size.
+    """
+    k = n_samples
+    level, n_levels = label_levels(y_sorted, layout)
+    per_query = query_uniforms(layout, random_state, 3 * k, per_query=True)
+    kind, pick, share = per_query[:, :k], per_query[:, k:2 * k], per_query[:, 2 * k:]
+    per_row = query_uniforms(layout, random_state, 2 * k)
+    flip_u, tie_u = per_row[:, :k], per_row[:, k:]
+
+    top = (n_levels - 1)[:, None]
+    lower = np.maximum(n_levels - 2, 1)[:, None]  # choices j in 0..L-3 (>= 1 to stay defined)
+    # level pair (a, b) and flip probability of every (query, sample)
+    j = np.minimum((pick * lower).astype(np.intp), lower - 1)
+    a = np.broadcast_to(top, kind.shape).copy()
+    b = a - 1
+    three = (n_levels >= 3)[:, None]
+    adjacent = three & (kind >= _TOP_PAIR) & (kind < _TOP_PAIR + _LOWER_ADJACENT)
+    a[adjacent], b[adjacent] = j[adjacent] + 1, j[adjacent]
+    distant = three & (kind >= _TOP_PAIR + _LOWER_ADJACENT) & (
+        kind < _TOP_PAIR + _LOWER_ADJACENT + _DISTANT_PAIR)
+    # b uniform in 0..L-3 (j), then a uniform in b+2..L-1, drawn from the same
+    # uniform's remainder so that both stay per (query, sample)
+    span = top - 1 - j  # number of choices b+2..L-1
+    frac = pick * lower - j
+    up = j + 2 + np.minimum((frac * span).astype(np.intp), span - 1)
+    a[distant], b[distant] = up[distant], j[distant]
+    permute = kind >= _TOP_PAIR + _LOWER_ADJACENT + _DISTANT_PAIR
+    flip = np.broadcast_to(share, kind.shape).copy()
+    flip[:, 0] = 0.0  # the label-sorted sample
+    permute[:, 0] = False
+
+    new = np.broadcast_to(level[:, None], flip_u.shape).copy()
+    flips = flip_u < layout.expand(flip)
+    a_rows, b_rows = layout.expand(a), layout.expand(b)
+    at_a, at_b = flips & (new == a_rows), flips & (new == b_rows)
+    new[at_a] = b_rows[at_a]
+    new[at_b] = a_rows[at_b]
+    new[layout.expand(permute)] = 0
+
+    # sort every sample's column by (query, level descending, random tie-break)
+    width = float(n_levels.max() + 1)
+    key = (layout.sorted_codes[:, None] * width + (width - 1 - new)) + tie_u
+    order = np.argsort(key, axis=0, kind="stable")
+    dtype = coefficient_dtype(layout.max_size)
+    ranks = np.empty(key.shape, dtype=dtype)
+    place = (layout.index_in_query + 1).astype(dtype)
+    np.put_along_axis(ranks, order, np.broadcast_to(place[:, None], key.shape), axis=0)
+    return ranks

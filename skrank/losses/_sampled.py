@@ -1,0 +1,149 @@
+"""The engine of losses over a fixed sample of rankings per query.
+
+BoltzRank and LogRank both score, for every query, a fixed set of ``k``
+rankings drawn once per fit. The log-probability of ranking ``i`` of query
+``q`` under the scores is linear in them, up to the normalisation over the
+sample:
+
+.. math:: \\log P(R_i \\mid s) = a_q \\, c_i^\\top s_q - \\log \\sum_l \\exp(a_q \\, c_l^\\top s_q),
+
+with one integer coefficient per document and sample (``c_i``; the ranks
+themselves for BoltzRank) and one scale per query (``a_q``). A term that is
+the same for every sample of a query (the part of an energy that does not
+depend on the ranking) cancels in the softmax, so it is never stored.
+
+The coefficients are stored as an ``(n_rows, k)`` integer matrix in the
+smallest integer dtype that holds them (:func:`coefficient_dtype`), rows in
+the sorted order of the query layout, so a mini-batch takes its rows like
+any per-row state. :func:`sample_objective` evaluates an objective of the
+per-query log-probabilities and its gradient: the logits of all samples of a
+query are one ``(m, k)`` matrix-vector product, and the gradient with
+respect to the scores is the transposed product, ``C_q (a_q \\, \\partial L /
+\\partial \\mathrm{logits}_q)``: :math:`O(k m)` per query.
+"""
+
+import numpy as np
+
+#: Float64 cells of coefficients converted at once (16 MiB); the queries are
+#: processed in chunks of at most this many ``rows x samples`` cells (a
+#: single larger query is converted on its own).
+MAX_CELLS = 2**21
+
+
+def coefficient_dtype(max_abs):
+    """The smallest signed integer dtype that holds values up to ``max_abs``."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if max_abs <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+def log_softmax_rows(logits):
+    """Row-wise log-softmax and softmax, stable for any finite logits.
+
+    Returns
+    -------
+    log_prob, prob : ndarray of the shape of ``logits``
+    """
+    top = logits.max(axis=1, keepdims=True)
+    shifted = logits - top
+    prob = np.exp(shifted)
+    total = prob.sum(axis=1, keepdims=True)
+    prob /= total
+    shifted -= np.log(total)
+    return shifted, prob
+
+
+def expected_gain(prob, gains):
+    """Expected gain ``sum_i p_i G_i`` per query and its gradient w.r.t. the logits.
+
+    With ``p = softmax(logits)``, ``d/dlogit_i sum_l p_l G_l = p_i (G_i - E[G])``.
+    """
+    mean = np.einsum("qk,qk->q", prob, gains)
+    return mean, prob * (gains - mean[:, None])
+
+
+def cross_entropy(log_prob, prob, target):
+    """``-sum_i t_i log p_i`` per query and its gradient ``p_i - t_i`` w.r.t. the logits.
+
+    ``target`` rows sum to one (a distribution over the samples).
+    """
+    return -np.einsum("qk,qk->q", target, log_prob), prob - target
+
+
+def sample_logits(coef, scale, s_sorted, layout):
+    """Logits ``a_q C_q^T s_q`` of every sample of every query, shape (n_queries, k)."""
+    logits, _ = _sweep(coef, scale, s_sorted, layout, None)
+    return logits
+
+
+def sample_objective(coef, scale, s_sorted, layout, objective):
+    """An objective of the per-query sample logits, and its gradient w.r.t. the scores.
+
+    Parameters
+    ----------
+    coef : ndarray of int, shape (n_samples, k)
+        Coefficient of every row (sorted order of ``layout``) in every sample.
+    scale : ndarray of shape (n_queries,)
+        Factor of each query's logits.
+    s_sorted : ndarray of shape (n_samples,)
+        Scores in sorted order.
+    layout : QueryLayout
+    objective : callable
+        ``objective(logits, queries)`` with ``logits`` of shape
+        ``(len(queries), k)`` for the query numbers in the slice ``queries``;
+        returns the per-query losses and their gradients with respect to the
+        logits (same shape). Called once per chunk of queries.
+
+    Returns
+    -------
+    per_query : ndarray of shape (n_queries,)
+    grad : ndarray of shape (n_samples,)
+        Gradient of ``per_query.sum()`` w.r.t. the scores, sorted order.
+    """
+    _, (per_query, grad) = _sweep(coef, scale, s_sorted, layout, objective)
+    return per_query, grad
+
+
+def _chunks(layout, k):
+    """Consecutive query ranges whose coefficients fit :data:`MAX_CELLS`."""
+    offsets = layout.offsets
+    lo = 0
+    while lo < layout.n_queries:
+        limit = offsets[lo] + max(MAX_CELLS // k, 1)
+        hi = max(int(np.searchsorted(offsets, limit, side="right")) - 1, lo + 1)
+        hi = min(hi, layout.n_queries)
+        yield lo, hi
+        lo = hi
+
+
+def _sweep(coef, scale, s_sorted, layout, objective):
+    """Logits of every query; with ``objective``, also its value and score gradient.
+
+    The coefficients of a chunk of queries are converted to float64 once and
+    used by both products of each query (one BLAS matrix-vector product
+    each way): a loop over queries, never over documents.
+    """
+    n_queries, k = layout.n_queries, coef.shape[1]
+    offsets = layout.offsets
+    logits = np.empty((n_queries, k))
+    if objective is not None:
+        per_query = np.empty(n_queries)
+        grad = np.empty(layout.n_samples)
+    for lo, hi in _chunks(layout, k):
+        base = offsets[lo]
+        block = coef[base:offsets[hi]].astype(np.float64)
+        bounds = offsets[lo:hi + 1] - base
+        for q in range(lo, hi):
+            a, b = bounds[q - lo], bounds[q - lo + 1]
+            np.dot(s_sorted[base + a:base + b], block[a:b], out=logits[q])
+        logits[lo:hi] *= scale[lo:hi, None]
+        if objective is None:
+            continue
+        values, dlogits = objective(logits[lo:hi], slice(lo, hi))
+        per_query[lo:hi] = values
+        dlogits *= scale[lo:hi, None]
+        for q in range(lo, hi):
+            a, b = bounds[q - lo], bounds[q - lo + 1]
+            np.dot(block[a:b], dlogits[q - lo], out=grad[base + a:base + b])
+    return logits, (None if objective is None else (per_query, grad))
