@@ -15,7 +15,8 @@ preprocessing
 losses
     Listwise losses (value and gradient with respect to the scores).
 rankers
-    The listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`).
+    The listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`,
+    :class:`BoltzRankRanker`).
 """
 
 from . import datasets, losses, metrics, model_selection, preprocessing, rankers
@@ -30,12 +31,13 @@ from .metrics import (
     precision_at_k,
 )
 from .model_selection import RankerSearchCV, cross_validate_ranker
-from .rankers import ListNetRanker, SoftRankRanker
+from .rankers import BoltzRankRanker, ListNetRanker, SoftRankRanker
 from .preprocessing import QueryNormalizer
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BoltzRankRanker",
     "ListNetRanker",
     "QueryNormalizer",
     "RankerSearchCV",

@@ -5,7 +5,7 @@ import inspect
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
-from skrank import ListNetRanker, QueryNormalizer, SoftRankRanker
+from skrank import BoltzRankRanker, ListNetRanker, QueryNormalizer, SoftRankRanker
 from skrank.utils._sklearn_compat import assert_docstring_consistency
 
 
@@ -26,6 +26,15 @@ RANKERS = [
     _fast(SoftRankRanker, hidden_layer_sizes=(3,), solver="lbfgs", rank_distribution="hybrid",
           n_exact=2, sinkhorn_iterations=2),
     _fast(SoftRankRanker, solver="sgd", n_init=2, restarts="best"),
+    # BoltzRank1 (the paper's 5 scaled-tanh units) and BoltzRank2 (pairwise
+    # potential; predict(X) without qid scores all rows as one query)
+    _fast(BoltzRankRanker, n_samples=10, n_init=2),
+    _fast(BoltzRankRanker, n_samples=10, n_init=2, output_activation="scaled_tanh",
+          restarts="best"),
+    _fast(BoltzRankRanker, n_samples=10, n_init=1, hidden_layer_sizes=(3,),
+          pairwise_hidden_layer_sizes=(5,)),
+    _fast(BoltzRankRanker, n_samples=5, hidden_layer_sizes=(), output_activation="identity",
+          solver="lbfgs", objective="likelihood"),
 ]
 ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]
 
@@ -37,6 +46,14 @@ def _expected_failed_checks(estimator):
                 "By design the statistics are computed per query on the data being "
                 "transformed, so transforming a subset of the rows of a query (with "
                 "qid=None, of all rows) gives different values."
+            ),
+        }
+    if getattr(estimator, "pairwise_hidden_layer_sizes", None) is not None:
+        return {
+            "check_methods_subset_invariance": (
+                "By design the pairwise potential scores a document against the other "
+                "documents of its query; predict(X) without qid makes all rows one "
+                "query, so a subset of the rows is another query with other scores."
             ),
         }
     return {}
@@ -61,3 +78,11 @@ def test_shared_parameters_and_attributes_are_documented_alike():
     shared = sorted(set.intersection(*(set(inspect.signature(r).parameters) for r in rankers)))
     assert {"hidden_layer_sizes", "n_init", "restarts", "scoring", "warm_start"} <= set(shared)
     assert_docstring_consistency(rankers, include_params=shared, include_attrs=True)
+    # BoltzRank's network defaults differ (the paper's); the rest reads the same
+    signatures = [inspect.signature(r).parameters for r in (*rankers, BoltzRankRanker)]
+    same_default = [p for p in shared if all(p in s for s in signatures)
+                    and len({repr(s[p].default) for s in signatures}) == 1]
+    assert {"alpha", "early_stopping", "scoring", "solver", "warm_start"} <= set(same_default)
+    assert_docstring_consistency([*rankers, BoltzRankRanker], include_params=same_default,
+                                 include_attrs=["n_iter_", "loss_curve_", "validation_scores_",
+                                                "best_validation_score_", "coef_", "coefs_"])

@@ -68,8 +68,12 @@ def metadata_routing():
 
 
 def _fast(ranker_class, **params):
-    """A ranker with settings that fit the 40 queries in a fraction of a second."""
-    return ranker_class(**{"random_state": 0, "max_iter": 30, "n_iter_no_change": 3, **params})
+    """A ranker with settings that fit the 40 queries in a fraction of a second.
+
+    One initialisation unless asked for more (BoltzRank's default is 10).
+    """
+    return ranker_class(**{"random_state": 0, "max_iter": 30, "n_iter_no_change": 3,
+                           "n_init": 1, **params})
 
 
 def _fit_quietly(ranker, *args, **kwargs):
@@ -211,7 +215,9 @@ def test_verbose_prints_one_line_per_epoch(ranker_class, data, capsys):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_restarts_best_keeps_the_run_with_the_best_validation_score(ranker_class, data, captured):
     X, y, qid = data
-    ranker = _fast(ranker_class, n_init=3, restarts="best", random_state=3).fit(X, y, qid=qid)
+    # seeds whose best run is the middle one
+    seed = 8 if ranker_class is skrank.rankers.BoltzRankRanker else 3
+    ranker = _fast(ranker_class, n_init=3, restarts="best", random_state=seed).fit(X, y, qid=qid)
     runs = captured["runs"]
     scores = [run.best_validation_score for run in runs]
     best = int(np.argmax(scores))
@@ -440,6 +446,13 @@ def test_row_order_does_not_matter(ranker_class, data, hidden):
     """Rows are grouped by a stable sort, so shuffled rows give the same model."""
     X, y, qid = data
     perm = np.random.RandomState(1).permutation(len(y))
+    if LOSSES[ranker_class._loss].sampling:
+        # a sampling loss draws per place in the query: keep each query's row
+        # order and interleave the queries (reordering a query draws anew)
+        slots = qid[perm]  # the query of each new place; its rows fill them in order
+        perm = np.empty(len(y), dtype=int)
+        for q in np.unique(qid):
+            perm[slots == q] = np.flatnonzero(qid == q)
     a = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X, y, qid=qid)
     b = _fast(ranker_class, hidden_layer_sizes=hidden).fit(X[perm], y[perm], qid=qid[perm])
     assert a.n_iter_ == b.n_iter_
@@ -531,7 +544,8 @@ def test_cross_validation_routes_qid_by_default(ranker_class, data, metadata_rou
     routing = ranker.get_metadata_routing()
     assert routing.fit.requests["qid"] is True
     assert routing.score.requests["qid"] is True
-    assert routing.predict.requests["qid"] is False
+    # requested only by rankers that may score the documents of a query jointly
+    assert routing.predict.requests["qid"] is (ranker_class is skrank.rankers.BoltzRankRanker)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         scores = cross_val_score(ranker, X, y, cv=GroupKFold(3), scoring=NDCG10,

@@ -6,7 +6,8 @@ parameters and builds the loss (from :data:`skrank.losses.LOSSES`), the
 scoring network and the solver.
 """
 
+from ._boltzrank import BoltzRankRanker
 from ._listnet import ListNetRanker
 from ._softrank import SoftRankRanker
 
-__all__ = ["ListNetRanker", "SoftRankRanker"]
+__all__ = ["BoltzRankRanker", "ListNetRanker", "SoftRankRanker"]

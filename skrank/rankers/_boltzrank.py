@@ -1,0 +1,391 @@
+"""BoltzRankRanker: expected ranking gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
+
+import inspect
+from numbers import Integral
+
+from .._core._networks import OUTPUT_ACTIVATIONS, PairwiseNetwork, make_network
+from ..losses import BoltzRankLoss
+from ..utils._sklearn_compat import Interval, StrOptions
+from ._base import NeuralRanker
+
+_LOSS_DEFAULTS = {
+    name: p.default for name, p in inspect.signature(BoltzRankLoss).parameters.items()
+}
+
+
+class BoltzRankRanker(NeuralRanker):
+    r"""BoltzRank: maximise the expected gain of a Boltzmann distribution over rankings.
+
+    For every training query a fixed set of rankings is sampled once; the
+    scores define a Boltzmann distribution :math:`P(R|S)` over them through
+    an energy linear in the scores, and the scoring function is trained to
+    maximise the expected metric (NDCG) of the rankings under
+    :math:`P(R|S)` while matching the same distribution built from the
+    labels. The score of a document is an individual potential
+    :math:`\phi(x_j)` plus, optionally, pairwise potentials with the other
+    documents of its query (BoltzRank2).
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+        Rankings sampled per training query, drawn once per fit from
+        ``random_state`` and never resampled (the paper: 100; no gain
+        beyond). The first is the label-sorted ranking; see
+        :class:`~skrank.losses.BoltzRankLoss` for the others.
+    gain_weight : float, default=0.9
+        :math:`\lambda` in the paper (eq. 15): weight of the expected gain
+        against the cross entropy between :math:`P(R|L)` and
+        :math:`P(R|S)`, in [0, 1] (the paper: 0.9 best, Fig. 3b). Unused
+        with ``objective="likelihood"``.
+    objective : {"expected_gain", "likelihood"}, default="expected_gain"
+        ``"expected_gain"``: the paper's objective (eq. 15).
+        ``"likelihood"``: the negative log-probability of the label-sorted
+        ranking under :math:`P(R|S)` (Liu, §4.3).
+    gain : str or RankingScorer, default="ndcg@10"
+        The metric :math:`G(R, L)` of each sampled ranking, e.g.
+        ``"ndcg@10"``, ``"ndcg"`` or ``"map"`` (see
+        :func:`skrank.metrics.get_ranking_scorer`), computed once per fit.
+    target_temperature : float, default=1.0
+        Temperature of the target distribution,
+        :math:`P(R|L) \propto \exp(-E(R|L)/T)`; 1 is the paper's formula.
+    pairwise_hidden_layer_sizes : tuple of int, default=None
+        Hidden units of the pairwise potential :math:`\varphi(x_j, x_k)`, a
+        one-hidden-layer network on :math:`[x_j; x_k]` (the paper's
+        BoltzRank2: ``(5,)`` with ``hidden_layer_sizes=(3,)``). None is
+        BoltzRank1: the individual potential only. With it, a document's
+        score depends on the other documents of its query, so ``predict``
+        needs ``qid``.
+    hidden_layer_sizes : tuple of int, default=(5,)
+        Units of each hidden layer of the individual potential
+        :math:`\phi` (the paper's scoring network). ``()`` is the linear
+        model :math:`\phi(x) = \langle w, x \rangle` (fitted ``coef_``);
+        ``(h,)`` is a one-hidden-layer network (fitted ``coefs_`` and
+        ``intercepts_``). With ``output_activation="identity"`` the output
+        layer has no bias (the loss is invariant to shifting all scores of a
+        query); with a bounded output it has one.
+    activation : {"tanh", "scaled_tanh", "relu", "logistic"}, default="scaled_tanh"
+        Hidden-layer activation of :math:`\phi` and of the pairwise
+        potential; ``"scaled_tanh"`` (the paper's) is
+        :math:`1.7159 \tanh(2x/3)`. Unused when ``hidden_layer_sizes=()``
+        and ``pairwise_hidden_layer_sizes=None``.
+    output_activation : {"identity", "tanh", "scaled_tanh", "logistic"}, default="identity"
+        Activation of the output unit of :math:`\phi` and of the pairwise
+        potential. The paper bounds every potential with a scaled tanh
+        (``"scaled_tanh"``); see Notes for why the default does not. Must be
+        ``"identity"`` when ``hidden_layer_sizes=()``, and for
+        ``restarts="average"`` (the average of bounded networks is no such
+        network).
+    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+        ``"adam"`` and ``"sgd"`` take steps on mini-batches of whole
+        queries; ``"lbfgs"`` minimises the full objective with
+        :func:`scipy.optimize.minimize` (one iteration = one L-BFGS step).
+    alpha : float, default=1e-4
+        Strength of the L2 penalty :math:`\frac{\alpha}{2}\|W\|^2` on the
+        weights (not the hidden biases), added to the mean loss per query.
+    learning_rate_init : float, default=1e-2
+        Step size of ``"adam"`` and ``"sgd"``.
+    batch_size : int, default=1
+        Number of *queries* per mini-batch (``"adam"``, ``"sgd"``); capped
+        at the number of training queries.
+    max_iter : int, default=200
+        Maximum number of epochs (``"adam"``, ``"sgd"``) or L-BFGS
+        iterations.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored quantity (``scoring`` on the
+        validation queries with early stopping, otherwise the training
+        objective) that resets the patience counter; also the gradient
+        tolerance of ``"lbfgs"``.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the *queries* (chosen with
+        ``random_state``), compute ``scoring`` on them after each epoch, stop
+        after ``n_iter_no_change`` epochs without improvement and keep the
+        weights of the best epoch. With fewer than two queries (e.g.
+        ``qid=None``) a warning is issued and the training objective decides
+        when to stop instead.
+    validation_fraction : float, default=0.2
+        Fraction of the queries held out for early stopping (at least one
+        query, and at least one query left for training).
+    scoring : str or RankingScorer, default="ndcg@10"
+        Metric monitored on the held-out queries, e.g. ``"ndcg@10"`` or
+        ``"map"`` (see :func:`skrank.metrics.get_ranking_scorer`).
+    n_iter_no_change : int, default=10
+        Patience, in epochs (or L-BFGS iterations).
+    learning_rate_decay : float, default=1.0
+        Factor by which the step size is multiplied after an epoch in which
+        ``scoring`` on the training queries did not improve; 1.0 keeps it
+        constant. Unused by ``"lbfgs"``.
+    momentum : float, default=0.9
+        Momentum of ``solver="sgd"``.
+    n_init : int, default=10
+        Number of independent random initialisations, each trained to the
+        end; ``restarts`` says how they are combined (the paper: 10 restarts,
+        keeping the best on the validation queries; here they are averaged by
+        default, see Notes).
+    restarts : {"average", "best"}, default="average"
+        How the ``n_init`` runs are combined. ``"average"``: the model
+        scores the mean of the runs' scores, each divided by its pooled
+        within-query standard deviation on the training rows (for the linear
+        model this is again one linear model; for an MLP, one MLP whose
+        hidden layers hold the runs' units side by side). ``"best"``: the
+        run with the best validation score (without early stopping, the
+        lowest final training objective) is kept.
+    n_jobs : int, default=None
+        Number of runs trained in parallel with joblib (``None`` means 1
+        unless in a :func:`joblib.parallel_backend` context, ``-1`` all
+        processors). Results do not depend on it.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the validation split, of the initialisations and of the
+        mini-batch order. Pass an int for reproducible fits.
+    verbose : int, default=0
+        If positive, print one line per epoch: loss, training and validation
+        metric, elapsed seconds.
+    warm_start : bool, default=False
+        If True and the ranker is fitted, start from its current weights
+        (then there is a single run; ``n_init`` is ignored). The solver's
+        state (Adam moments, SGD velocity, decayed step size) starts afresh,
+        and the validation queries are drawn again from ``random_state``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Weights of the linear model (only with ``hidden_layer_sizes=()``).
+    coefs_ : list of ndarray
+        Weight matrices of the MLP (only with hidden layers), ``coefs_[i]``
+        of shape ``(n_units_in, n_units_out)``; the last one maps to the
+        single score.
+    intercepts_ : list of ndarray
+        Biases of the MLP's hidden layers, and of its output unit with a
+        bounded ``output_activation``.
+    pairwise_coefs_ : list of ndarray
+        With ``pairwise_hidden_layer_sizes``: the pairwise potential's
+        weights, ``[W, v]`` with ``W`` of shape ``(2 * n_features, h)``
+        acting on :math:`[x_j; x_k]` and ``v`` of shape ``(h, 1)``.
+    pairwise_intercepts_ : list of ndarray
+        With ``pairwise_hidden_layer_sizes``: the pairwise potential's hidden
+        biases (and output bias with a bounded ``output_activation``).
+    n_iter_ : int
+        Epochs (or L-BFGS iterations) of the best run: the one with the best
+        validation score (without early stopping, the lowest final training
+        objective), also when ``restarts="average"`` combines all runs.
+    loss_curve_ : list of float
+        Training objective (mean loss per query plus penalty) of each epoch
+        of the best run: the mean over the epoch's mini-batches of the value
+        at which each step was taken (for ``"lbfgs"``, the objective after
+        each iteration).
+    validation_scores_ : list of float or None
+        ``scoring`` on the held-out queries after each epoch of the best
+        run; None without early stopping.
+    best_validation_score_ : float or None
+        ``scoring`` of the fitted model on the held-out queries (with
+        ``restarts="best"``, the best of ``validation_scores_``: the weights
+        kept are from that epoch); None without early stopping.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    skrank.losses.BoltzRankLoss : The loss on its own, the rank samples and
+        the energy.
+    ListNetRanker : Listwise ranking with top-one probabilities.
+    SoftRankRanker : Listwise ranking by maximising a smoothed NDCG.
+
+    Notes
+    -----
+    The score of document :math:`j` of a query is (§3.3, eq. 9)
+
+    .. math:: f(x_j) = \phi(x_j) + \sum_{k \ne j} \varphi(x_j, x_k),
+
+    and the energy of a ranking :math:`R` (ranks :math:`r_j`, 1 at the top)
+    of the query's :math:`m` documents is (eq. 4-5, :math:`g(x) =
+    2x/(m-1)`)
+
+    .. math:: E(R|S) = \frac{2}{m(m-1)} \sum_{r_j > r_k} g(r_j - r_k)
+              (s_j - s_k) = \frac{2}{(m-1)^2} \sum_j s_j (2 r_j - m - 1),
+
+    linear in the scores. Over the query's fixed sample
+    :math:`\mathcal{R}_q`, :math:`P(R|S) \propto \exp(-E(R|S))` (eq. 12)
+    and :math:`P(R|L)` is the same with the labels as scores (eq. 14). The
+    ranker minimises the mean over queries of
+
+    .. math:: -\lambda \sum_{R \in \mathcal{R}_q} P(R|S) \, G(R, L)
+              - (1 - \lambda) \sum_{R \in \mathcal{R}_q} P(R|L) \log P(R|S),
+
+    minus the paper's objective (eq. 15), plus the L2 penalty
+    :math:`\frac{\alpha}{2}\|W\|^2`; a query whose labels are all equal
+    contributes 0. The energies of :math:`k` samples cost one
+    :math:`(m \times k)` product per query, :math:`O(km)`, and the
+    gradient the transposed product (see
+    :class:`~skrank.losses.BoltzRankLoss`). The first layer of the pairwise
+    potential is split, :math:`W [x_j; x_k] = A x_j + B x_k`, so the hidden
+    units of all pairs cost :math:`O(m d h + m^2 h)` per query.
+
+    *Reading of the paper.* The target :math:`P(R|L)` is nearly uniform
+    for graded labels (with labels 0-2 and :math:`m \approx 150`, the
+    label-sorted ranking and a random one differ in energy by about 0.5),
+    so the cross entropy mostly acts as an entropy term that keeps
+    :math:`P(R|S)` spread; ``target_temperature`` below 1 sharpens it.
+
+    *Defaults.* The paper trains one hidden layer of 5 scaled-tanh units
+    with a scaled-tanh output by gradient ascent on one query at a time, 10
+    restarts keeping the best on validation (§4.2). With a bounded output
+    the scores, hence the energy gaps, stay small, so :math:`P(R|S)` can
+    never concentrate on the good samples; on OHSUMED (LETOR 3.0, five folds,
+    ``benchmarks/letor_ohsumed.py``) an identity output measured better
+    (test NDCG@1 .542 against .510 with restarts="best"), and averaging the
+    10 restarts' standardised scores better still (NDCG@1 .552, MAP .449),
+    while Adam on mini-batches of 8 queries, a linear potential, the full
+    NDCG as gain, a sharper target (``target_temperature=0.1``) and the
+    pairwise potential (BoltzRank2, 3 + 5 units) did not help. The
+    defaults are therefore the paper's network and sample set with an
+    identity output, Adam (step 0.01) on one query per step, and 10
+    averaged restarts; ``output_activation="scaled_tanh",
+    restarts="best"`` is the paper's set-up.
+
+    ``predict(X)`` without ``qid`` treats all rows as one query (for the
+    pairwise potential; scikit-learn's checks call it so); pass the query
+    ids to score several queries. Without the pairwise potential a
+    document's score depends on it alone and ``qid`` is ignored.
+
+    References
+    ----------
+    .. [1] M. N. Volkovs and R. S. Zemel, "BoltzRank: learning to maximize
+       expected ranking gain", ICML 2009, pp. 1089-1096.
+    .. [2] T.-Y. Liu, "Learning to Rank for Information Retrieval",
+       Springer 2011, §4.3.
+
+    Examples
+    --------
+    >>> from skrank import BoltzRankRanker
+    >>> from skrank.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=30, n_docs=10, random_state=0)
+    >>> ranker = BoltzRankRanker(n_init=1, random_state=0).fit(X, y, qid=qid)
+    >>> [w.shape for w in ranker.coefs_]
+    [(10, 5), (5, 1)]
+    >>> round(ranker.score(X, y, qid=qid), 2) > 0.8
+    True
+    """
+
+    # the pairwise potential scores the documents of a query jointly: a
+    # routing-on Pipeline passes qid to predict by default
+    __metadata_request__predict = {"qid": True}
+
+    _loss = "boltzrank"
+    _loss_parameters = tuple(BoltzRankLoss._parameter_constraints)
+    _parameter_constraints = {
+        **NeuralRanker._parameter_constraints,
+        **BoltzRankLoss._parameter_constraints,
+        "pairwise_hidden_layer_sizes": [
+            None, "array-like", Interval(Integral, 1, None, closed="left")],
+        "output_activation": [StrOptions(set(OUTPUT_ACTIVATIONS))],
+    }
+
+    def __init__(
+        self,
+        *,
+        # the loss's defaults, written once in BoltzRankLoss
+        n_samples=_LOSS_DEFAULTS["n_samples"],
+        gain_weight=_LOSS_DEFAULTS["gain_weight"],
+        objective=_LOSS_DEFAULTS["objective"],
+        gain=_LOSS_DEFAULTS["gain"],
+        target_temperature=_LOSS_DEFAULTS["target_temperature"],
+        pairwise_hidden_layer_sizes=None,
+        hidden_layer_sizes=(5,),
+        activation="scaled_tanh",
+        output_activation="identity",
+        solver="adam",
+        alpha=1e-4,
+        learning_rate_init=1e-2,
+        batch_size=1,
+        max_iter=200,
+        tol=1e-4,
+        early_stopping=True,
+        validation_fraction=0.2,
+        scoring="ndcg@10",
+        n_iter_no_change=10,
+        learning_rate_decay=1.0,
+        momentum=0.9,
+        n_init=10,
+        restarts="average",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.n_samples = n_samples
+        self.gain_weight = gain_weight
+        self.objective = objective
+        self.gain = gain
+        self.target_temperature = target_temperature
+        self.pairwise_hidden_layer_sizes = pairwise_hidden_layer_sizes
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.output_activation = output_activation
+        self.solver = solver
+        self.alpha = alpha
+        self.learning_rate_init = learning_rate_init
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.n_iter_no_change = n_iter_no_change
+        self.learning_rate_decay = learning_rate_decay
+        self.momentum = momentum
+        self.n_init = n_init
+        self.restarts = restarts
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _pairwise_sizes(self):
+        sizes = self.pairwise_hidden_layer_sizes
+        if sizes is None:
+            return None
+        sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
+        if len(sizes) != 1 or not all(isinstance(h, Integral) and h >= 1 for h in sizes):
+            raise ValueError(
+                "pairwise_hidden_layer_sizes must be None or one positive number of "
+                f"hidden units, such as (5,); got {self.pairwise_hidden_layer_sizes!r}."
+            )
+        return sizes
+
+    def _make_network(self, n_features):
+        hidden, pairwise = self._hidden_sizes(), self._pairwise_sizes()
+        if not hidden and self.output_activation != "identity":
+            raise ValueError(
+                "output_activation must be 'identity' for the linear individual "
+                f"potential (hidden_layer_sizes=()); got {self.output_activation!r}."
+            )
+        if self.restarts == "average" and self.n_init > 1 and (
+                self.output_activation != "identity"):
+            raise ValueError(
+                "restarts='average' averages the runs' scores, which needs "
+                f"output_activation='identity'; got {self.output_activation!r}. Use "
+                "restarts='best' (the paper's) or an identity output."
+            )
+        return make_network(n_features, hidden, self.activation,
+                            output_activation=self.output_activation,
+                            pairwise_hidden_layer_sizes=pairwise)
+
+    def _check_warm_network(self, network):
+        fitted_pairwise = isinstance(network, PairwiseNetwork)
+        if fitted_pairwise != (self._pairwise_sizes() is not None):
+            raise ValueError(
+                "warm_start=True continues the fitted network, which "
+                f"{'has' if fitted_pairwise else 'has no'} pairwise potential, but "
+                f"pairwise_hidden_layer_sizes={self.pairwise_hidden_layer_sizes!r}; set "
+                "warm_start=False to fit a new network."
+            )
+        unary = network.unary if fitted_pairwise else network
+        super()._check_warm_network(unary)
+        fitted_output = getattr(unary, "output_activation", "identity")
+        if fitted_output != self.output_activation:
+            raise ValueError(
+                f"warm_start=True continues the network fitted with output_activation="
+                f"{fitted_output!r}, but got output_activation={self.output_activation!r}; "
+                "set warm_start=False to fit a new one."
+            )
