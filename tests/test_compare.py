@@ -8,8 +8,10 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, load_letor_fold, load_rank_sample, map_score, ndcg_score
-from skrank._compare import RANKERS, main
+from skrank._compare import COLUMNS, RANKERS, main
 from skrank.model_selection import cross_validate_ranker
+
+NDCG10, MAP = COLUMNS.index("NDCG@10"), COLUMNS.index("MAP")
 
 
 def _table(out):
@@ -32,7 +34,7 @@ def test_compare_cv_on_bundled_sample(capsys):
     expected = cross_validate_ranker(
         ListNetRanker(random_state=0), X, y, qid=qid, cv=3, scoring=["ndcg@10", "map"]
     )
-    (ndcg10, map_) = rows["ListNet"][0][3], rows["ListNet"][0][4]
+    (ndcg10, map_) = rows["ListNet"][0][NDCG10], rows["ListNet"][0][MAP]
     assert ndcg10[0] == pytest.approx(expected["test_ndcg@10"].mean(), abs=5e-5)
     assert ndcg10[1] == pytest.approx(expected["test_ndcg@10"].std(), abs=5e-5)
     assert map_[0] == pytest.approx(expected["test_map"].mean(), abs=5e-5)
@@ -48,11 +50,11 @@ def test_compare_letor_protocol_on_one_fold(shared_data, capsys):
     models = [Ridge(alpha=a).fit(X, y) for a in RANKERS["Ridge"].grid["alpha"]]
     best = max(models, key=lambda m: ndcg_score(yv, m.predict(Xv), qid=qv, k=10, convention="letor"))
     scores = best.predict(Xt)
-    assert rows["Ridge"][0][3][0] == pytest.approx(
+    assert rows["Ridge"][0][NDCG10][0] == pytest.approx(
         ndcg_score(yt, scores, qid=qt, k=10, convention="letor"), abs=5e-5
     )
-    assert rows["Ridge"][0][4][0] == pytest.approx(map_score(yt, scores, qid=qt, convention="letor"), abs=5e-5)
-    assert rows["Ridge"][0][3][1] == 0.0  # one fold: no spread
+    assert rows["Ridge"][0][MAP][0] == pytest.approx(map_score(yt, scores, qid=qt, convention="letor"), abs=5e-5)
+    assert rows["Ridge"][0][NDCG10][1] == 0.0  # one fold: no spread
 
 
 def test_compare_rejects_bad_arguments(tmp_path, capsys):
@@ -98,6 +100,6 @@ def test_letor_protocol_early_stops_on_vali(shared_data, capsys):
         ranker = ListNetRanker(random_state=0, scoring=LETOR_NDCG10, **params)
         models.append(ranker.fit(X, y, qid=qid, X_val=Xv, y_val=yv, qid_val=qv))
     best = max(models, key=lambda m: m.best_validation_score_)
-    assert rows["ListNet"][0][3][0] == pytest.approx(
+    assert rows["ListNet"][0][NDCG10][0] == pytest.approx(
         ndcg_score(yt, best.predict(Xt), qid=qt, k=10, convention="letor"), abs=5e-5
     )

@@ -1,0 +1,141 @@
+"""Cost of BoltzRank: the loss over rank samples, the pairwise potential, an epoch.
+
+Four measurements, every ratio taken against numpy timed in the same run:
+
+1. Loss + gradient of one query (``BoltzRankLoss``, k = 100 samples, the
+   default objective) for m = 100, 200, 400, 800, 1600, 3200 documents
+   (labels 0..2, normal scores, fixed seeds), as the fit loop calls it
+   (``mean_value_and_grad`` on a prepared state: no input checks). The
+   arithmetic it must do is one (k x m) x (m) product for the energies and one
+   (k) x (k x m) product for the gradient; the reference is numpy's
+   ``C @ s`` plus ``p @ C`` on a float64 (k x m) array ``C`` of the same
+   values. Goals: time <= 3x the reference, and a least-squares scaling
+   exponent of log(time) against log(m) <= 1.15.
+2. The pairwise potential of BoltzRank2 (h = 5 hidden units, d = 25
+   features, linear individual potential): network forward + backward of one
+   query of m = 100, 200, 400, 800 documents, against numpy's ``np.tanh``
+   over an (m, m, h) float64 array (the pairs' hidden units, the least any
+   implementation must compute). Goal: <= 4x.
+3. Sampling: the time of ``BoltzRankLoss.prepare`` (the rank samples, their
+   gains and the target distribution) on OHSUMED Fold1 train, once per fit.
+4. Seconds per epoch on OHSUMED Fold1 train (9219 rows x 45 features, 63
+   queries) through the public API: one more epoch of a fit, ``(fit of 11
+   epochs - fit of 1 epoch) / 10`` with early stopping on the held-out fifth
+   of the queries, so the fixed costs of a fit cancel; BoltzRank1 (defaults),
+   BoltzRank2 (``hidden_layer_sizes=(3,), pairwise_hidden_layer_sizes=(5,)``),
+   ListNet and SoftRank (defaults), all with ``n_init=1``.
+
+Timings are medians over ``--repeat`` runs after a warm-up. Run with::
+
+    python benchmarks/bench_boltzrank.py [--repeat 7] [--skip-ohsumed]
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from skrank import BoltzRankRanker, ListNetRanker, SoftRankRanker, load_letor_fold
+from skrank._core._networks import make_network
+from skrank._query import QueryLayout
+from skrank.losses import BoltzRankLoss
+
+from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
+from bench_fit import marginal_epoch
+
+SIZES = (100, 200, 400, 800, 1600, 3200)
+PAIR_SIZES = (100, 200, 400, 800)
+K = 100
+GOALS = {"loss": 3.0, "exponent": 1.15, "pairwise": 4.0}
+
+
+def report(name, value, goal, unit="x"):
+    met = "met" if value <= goal else "NOT met"
+    print(f"  {name:<40}{value:8.2f} {unit}  (goal <= {goal:g}: {met})")
+
+
+def loss_scaling(repeat):
+    print(f"1. Loss + gradient of one query, k = {K} samples")
+    print(f"  {'m':>6} {'loss (ms)':>10} {'C@s + p@C (ms)':>15} {'ratio':>7}")
+    loss = BoltzRankLoss(n_samples=K)
+    times, ratios = [], []
+    for m in SIZES:
+        rng = np.random.default_rng(m)
+        y = rng.integers(0, 3, size=m).astype(float)
+        s = rng.normal(size=m)
+        layout = QueryLayout(np.zeros(m, dtype=int))
+        state = loss.prepare(y, layout, random_state=0)
+        C = np.ascontiguousarray(state.per_row["ranks"].T, dtype=np.float64)
+        p = rng.random(K)
+        t_loss = median_time(lambda: loss.mean_value_and_grad(s, state), repeat * 20)
+        t_ref = median_time(lambda: (C @ s, p @ C), repeat * 20)
+        times.append(t_loss)
+        ratios.append(t_loss / t_ref)
+        print(f"  {m:6d} {1e3 * t_loss:10.4f} {1e3 * t_ref:15.4f} {t_loss / t_ref:7.2f}")
+    exponent = np.polyfit(np.log(SIZES), np.log(times), 1)[0]
+    report(f"ratio at m = {SIZES[-1]}", ratios[-1], GOALS["loss"])
+    report("worst ratio over m", max(ratios), GOALS["loss"])
+    report("scaling exponent", exponent, GOALS["exponent"], unit=" ")
+
+
+def pairwise_cost(repeat):
+    print("2. Pairwise potential, forward + backward of one query, h = 5, d = 25")
+    print(f"  {'m':>6} {'net (ms)':>10} {'tanh (ms)':>10} {'ratio':>7}")
+    worst = 0.0
+    for m in PAIR_SIZES:
+        rng = np.random.default_rng(m)
+        X = rng.normal(size=(m, 25))
+        net = make_network(25, (), "scaled_tanh", pairwise_hidden_layer_sizes=(5,))
+        params = net.init_params(np.random.RandomState(0))
+        layout = QueryLayout(np.zeros(m, dtype=int))
+        g = rng.normal(size=m)
+
+        def forward_backward():
+            scores, cache = net.forward(params, X, layout)
+            return net.backward(params, cache, g)
+
+        Z = rng.normal(size=(m, m, 5))
+        t_net = median_time(forward_backward, repeat)
+        t_tanh = median_time(lambda: np.tanh(Z), repeat)
+        worst = max(worst, t_net / t_tanh)
+        print(f"  {m:6d} {1e3 * t_net:10.3f} {1e3 * t_tanh:10.3f} {t_net / t_tanh:7.2f}")
+    report("worst ratio over m", worst, GOALS["pairwise"])
+
+
+def ohsumed(repeat):
+    fold = load_letor_fold(ohsumed_root(), 1)
+    X, y, qid = fold.train
+    layout = QueryLayout(qid)
+    print(f"3. Sampling on OHSUMED Fold1 train ({X.shape[0]} rows, {layout.n_queries} queries)")
+    loss = BoltzRankLoss()
+    t_prepare = median_time(lambda: loss.prepare(y, layout, random_state=0), repeat)
+    print(f"  prepare (k = {loss.n_samples} rank samples, gains, target)   {t_prepare:.3f} s")
+    print("4. Seconds per epoch on OHSUMED Fold1 train (one more epoch of a fit)")
+    rankers = {
+        "BoltzRank1": lambda **p: BoltzRankRanker(n_init=1, random_state=0, **p),
+        "BoltzRank2": lambda **p: BoltzRankRanker(
+            hidden_layer_sizes=(3,), pairwise_hidden_layer_sizes=(5,), n_init=1,
+            random_state=0, **p),
+        "ListNet": lambda **p: ListNetRanker(random_state=0, **p),
+        "SoftRank": lambda **p: SoftRankRanker(random_state=0, **p),
+    }
+    for name, make in rankers.items():
+        t0 = time.perf_counter()
+        epoch = float(np.median([marginal_epoch(make, X, y, qid, extra=5)
+                                 for _ in range(max(repeat // 3, 1))]))
+        print(f"  {name:<12}{epoch:8.3f} s/epoch   (measured in {time.perf_counter() - t0:.0f} s)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--skip-ohsumed", action="store_true")
+    args = parser.parse_args()
+    loss_scaling(args.repeat)
+    pairwise_cost(args.repeat)
+    if not args.skip_ohsumed:
+        ohsumed(args.repeat)
+
+
+if __name__ == "__main__":
+    main()
