@@ -128,6 +128,17 @@ def test_samples_are_permutations_and_the_first_sorts_by_label(graded):
         assert (np.diff(y_sorted[a:b][order]) <= 0).all()
 
 
+def test_queries_of_one_label_get_random_permutations():
+    qid = np.repeat([0, 1, 2], [5, 4, 6])
+    y = np.r_[np.full(5, 1.0), [0.0, 2.0, 1.0, 0.0], np.zeros(6)]
+    layout = QueryLayout(qid)
+    ranks = boltzrank_samples(y, layout, 30, 0)
+    for a, b in zip(layout.offsets[:-1], layout.offsets[1:]):
+        np.testing.assert_array_equal(np.sort(ranks[a:b], axis=0),
+                                      np.repeat(np.arange(1, b - a + 1)[:, None], 30, axis=1))
+    assert len({tuple(col) for col in ranks[:5].T}) > 10  # ties broken at random
+
+
 def test_rank_dtype_is_the_smallest_that_holds_the_query():
     assert coefficient_dtype(100) == np.int8
     assert coefficient_dtype(200) == np.int16

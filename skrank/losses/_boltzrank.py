@@ -305,6 +305,7 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     permute = kind >= _TOP_PAIR + _LOWER_ADJACENT + _DISTANT_PAIR
     flip = np.broadcast_to(share, kind.shape).copy()
     flip[:, 0] = 0.0  # the label-sorted sample
+    flip[n_levels < 2] = 0.0  # one level: nothing to swap (ties are broken at random)
     permute[:, 0] = False
 
     new = np.broadcast_to(level[:, None], flip_u.shape).copy()

@@ -108,6 +108,9 @@ def sample_objective(coef, scale, s_sorted, layout, objective):
 def _chunks(layout, k):
     """Consecutive query ranges whose coefficients fit :data:`MAX_CELLS`."""
     offsets = layout.offsets
+    if layout.n_samples * k <= MAX_CELLS:  # the common case: one chunk
+        yield 0, layout.n_queries
+        return
     lo = 0
     while lo < layout.n_queries:
         limit = offsets[lo] + max(MAX_CELLS // k, 1)
