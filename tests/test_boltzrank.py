@@ -13,7 +13,7 @@ from numpy.testing import assert_allclose
 from scipy.special import log_softmax, softmax
 
 from sklearn.base import clone
-from sklearn.model_selection import GroupKFold, cross_val_score
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -386,7 +386,14 @@ def test_routing_pipeline_passes_qid_to_predict(split_data, pairwise_ranker, met
         scores = cross_val_score(pipe, X, y, cv=GroupKFold(3),
                                  scoring=get_ranking_scorer("ndcg@10"),
                                  params={"qid": qid, "groups": qid})
+        search = GridSearchCV(pipe, {"boltzrankranker__gain_weight": [0.5, 0.9]},
+                              cv=GroupKFold(2), scoring=get_ranking_scorer("ndcg@10"))
+        search.fit(X, y, qid=qid, groups=qid)
+        best = search.best_estimator_
+        assert_allclose(best.predict(X_test, qid=qid_test),
+                        best[-1].predict(best[0].transform(X_test), qid=qid_test), rtol=1e-12)
     assert np.isfinite(scores).all()
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
 
 
 def test_search_over_gain_weight_and_hidden_units(split_data):

@@ -241,7 +241,8 @@ class BoltzRankRanker(NeuralRanker):
     defaults are therefore the paper's network and sample set with an
     identity output, Adam (step 0.01) on one query per step, and 10
     averaged restarts; ``output_activation="scaled_tanh",
-    restarts="best"`` is the paper's set-up.
+    restarts="best"`` is the paper's set-up, and ``solver="sgd",
+    batch_size=1, momentum=0.0`` its per-query gradient ascent (Algorithm 1).
 
     ``predict(X)`` without ``qid`` treats all rows as one query (for the
     pairwise potential; scikit-learn's checks call it so); pass the query
