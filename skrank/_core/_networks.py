@@ -514,7 +514,15 @@ class PairwiseNetwork:
         self.output_activation = _shared_activation(
             unary, "output_activation", output_activation, "identity", OUTPUT_ACTIVATIONS)
         self.max_cells = PAIRWISE_MAX_CELLS if max_cells is None else int(max_cells)
-        self._act, self._act_grad = ACTIVATIONS[self.activation]
+        # The scaled tanh S tanh(2z/3) runs as tanh on pre-activations scaled
+        # by 2/3 per row (m h values), its factor S folded into v: the m^2 h
+        # pair arrays then see one tanh and no scaling passes.
+        if self.activation == "scaled_tanh":
+            self._inner, self._outer = 2.0 / 3.0, _SCALE
+            self._act, self._act_grad = ACTIVATIONS["tanh"]
+        else:
+            self._inner, self._outer = 1.0, 1.0
+            self._act, self._act_grad = ACTIVATIONS[self.activation]
         self._out, self._out_grad = OUTPUT_ACTIVATIONS[self.output_activation]
         self._output_bias = self.output_activation != "identity"
         # Layout of the flat vector: unary parameters, W = [A; B], b, v (, c).
@@ -592,7 +600,9 @@ class PairwiseNetwork:
         d, h = self.n_features, self.n_hidden
         XW = np.asarray(X @ np.hstack([W[:d], W[d:]]))  # [X A, X B]
         P, Q = XW[:, :h].T, (XW[:, h:] + b).T  # shape (h, n_samples)
-        pair_scores, pair_cache = self._pair_forward(P, Q, v, c, layout)
+        if self._inner != 1.0:
+            P, Q = P * self._inner, Q * self._inner
+        pair_scores, pair_cache = self._pair_forward(P, Q, self._outer * v, c, layout)
         return unary_scores + pair_scores, (unary_cache, X, pair_cache)
 
     def backward(self, params, cache, dscores):
@@ -602,7 +612,11 @@ class PairwiseNetwork:
         dscores = np.asarray(dscores, dtype=np.float64).ravel()
         grad = np.empty(self.n_params)
         grad[: self._n_unary] = self.unary.backward(unary_params, unary_cache, dscores)
-        dP, dQ, grad[self._v], g_c = self._pair_backward(v, c, pair_cache, dscores)
+        dP, dQ, g_v, g_c = self._pair_backward(self._outer * v, c, pair_cache, dscores)
+        grad[self._v] = self._outer * g_v
+        if self._inner != 1.0:
+            dP *= self._inner
+            dQ *= self._inner
         h = self.n_hidden
         g_AB = np.asarray(X.T @ np.vstack([dP, dQ]).T)  # [dA, dB], shape (d, 2h)
         grad[self._W] = np.vstack([g_AB[:, :h], g_AB[:, h:]]).ravel()
