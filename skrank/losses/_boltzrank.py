@@ -210,8 +210,9 @@ class BoltzRankLoss(ListwiseLoss):
                 dlogits *= 1.0 - weight
                 dlogits -= weight * dgain
             keep = per_query["informative"][queries]
-            value = np.where(keep, value, 0.0)
-            dlogits[~keep] = 0.0
+            if not keep.all():
+                value = np.where(keep, value, 0.0)
+                dlogits[~keep] = 0.0
             return value, dlogits
 
         return sample_objective(state.per_row["ranks"], per_query["scale"], s_sorted,
