@@ -6,6 +6,7 @@ checks specific to Volkovs and Zemel (ICML 2009).
 """
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from numpy.testing import assert_allclose
 from scipy.special import log_softmax, softmax
 
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -363,9 +365,19 @@ def test_pairwise_predict_scores_each_query_alone(split_data, pairwise_ranker, r
                     rtol=1e-12)
     perm = rng.permutation(len(qid))
     assert_allclose(pairwise_ranker.predict(X[perm], qid=qid[perm]), scores[perm], rtol=1e-12)
-    # without qid all rows are one query: the other documents change the scores
-    assert not np.allclose(pairwise_ranker.predict(X), scores)
-    assert_allclose(pairwise_ranker.predict(X[first]), scores[first], rtol=1e-12)
+    # without qid all rows are one query: the other documents change the scores,
+    # and after a fit on several queries that earns a warning
+    with pytest.warns(UserWarning, match=f"predict got qid=None: all {len(y)} rows are scored"):
+        assert not np.allclose(pairwise_ranker.predict(X), scores)
+    with pytest.warns(UserWarning, match="scores the documents of a query jointly"):
+        assert_allclose(pairwise_ranker.predict(X[first]), scores[first], rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one_query = clone(pairwise_ranker).fit(X[first], y[first])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pairwise_ranker.predict(X[:1])  # one row: nothing to mix up
+        one_query.predict(X[first])  # fitted on one query: qid=None is that query
 
 
 def test_individual_potential_ignores_qid(split_data):
@@ -382,7 +394,8 @@ def test_routing_pipeline_passes_qid_to_predict(split_data, pairwise_ranker, met
         expected = pipe[-1].predict(scaled, qid=qid_test)
         # no set_predict_request: the ranker requests qid for predict by default
         assert_allclose(pipe.predict(X_test, qid=qid_test), expected, rtol=1e-12)
-        assert not np.allclose(pipe[-1].predict(scaled), expected)
+        with pytest.warns(UserWarning, match="predict got qid=None"):
+            assert not np.allclose(pipe[-1].predict(scaled), expected)
         scores = cross_val_score(pipe, X, y, cv=GroupKFold(3),
                                  scoring=get_ranking_scorer("ndcg@10"),
                                  params={"qid": qid, "groups": qid})

@@ -168,6 +168,9 @@ class BaseRanker(BaseEstimator):
         for name, value in network.export(params).items():
             setattr(self, name, value)
         self.n_iter_ = best.n_iter
+        # a network scoring a query's documents jointly must not be given the
+        # rows of several queries as one (predict warns then)
+        self._n_fit_queries = layout.n_queries
         self.loss_curve_ = best.loss_curve
         self.validation_scores_ = best.validation_scores
         if validation is None:
@@ -239,6 +242,14 @@ class BaseRanker(BaseEstimator):
         network, params = restore_network(vars(self))
         layout = None
         if network.needs_query:
+            if qid is None and X.shape[0] > 1 and getattr(self, "_n_fit_queries", 1) > 1:
+                warnings.warn(
+                    f"{type(self).__name__} scores the documents of a query jointly and was "
+                    f"fitted on {self._n_fit_queries} queries, but predict got qid=None: all "
+                    f"{X.shape[0]} rows are scored as one query. Pass qid=... to score each "
+                    "query on its own.",
+                    UserWarning,
+                )
             layout = QueryLayout(default_qid(qid, X.shape[0]))
         elif qid is not None:
             check_qid(qid, X.shape[0])

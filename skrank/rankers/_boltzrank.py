@@ -245,8 +245,9 @@ class BoltzRankRanker(NeuralRanker):
     batch_size=1, momentum=0.0`` its per-query gradient ascent (Algorithm 1).
 
     ``predict(X)`` without ``qid`` treats all rows as one query (for the
-    pairwise potential; scikit-learn's checks call it so); pass the query
-    ids to score several queries. Without the pairwise potential a
+    pairwise potential; scikit-learn's checks call it so), and warns when the
+    ranker was fitted on several queries; pass the query ids to score
+    several queries. Without the pairwise potential a
     document's score depends on it alone and ``qid`` is ignored.
 
     References
