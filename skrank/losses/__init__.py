@@ -9,16 +9,18 @@ optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 from ._base import ListwiseLoss, LossState, query_uniforms
 from ._boltzrank import BoltzRankLoss
 from ._listnet import ListNetLoss
+from ._logrank import LogRankLoss
 from ._softrank import SoftRankLoss
 
 #: Registry of the listwise losses, name -> class.
-LOSSES = {cls.name: cls for cls in (BoltzRankLoss, ListNetLoss, SoftRankLoss)}
+LOSSES = {cls.name: cls for cls in (BoltzRankLoss, ListNetLoss, LogRankLoss, SoftRankLoss)}
 
 __all__ = [
     "LOSSES",
     "BoltzRankLoss",
     "ListNetLoss",
     "ListwiseLoss",
+    "LogRankLoss",
     "LossState",
     "SoftRankLoss",
     "query_uniforms",

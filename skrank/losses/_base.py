@@ -30,11 +30,16 @@ class LossState:
         Arrays whose first axis runs over rows in *sorted* order of ``layout``.
     per_query : dict of str to ndarray
         Arrays whose first axis runs over queries.
+    cache : dict
+        What a loss derives from the state on first use and keeps for later
+        calls on the same state (e.g. the (good, bad) pairs of every query);
+        not carried over by :meth:`take`.
     """
 
     layout: QueryLayout
     per_row: dict = field(default_factory=dict)
     per_query: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def take(self, queries):
         """The state restricted to some queries, and the selected positions."""

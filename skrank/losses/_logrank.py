@@ -1,0 +1,584 @@
+"""LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+
+from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ._base import ListwiseLoss, LossState, _mix, _seed, query_uniforms
+from ._sampled import coefficient_dtype, log_softmax_rows, sample_objective
+
+OBJECTIVES = ("mle", "expgain", "l3", "convex")
+GAINS = ("auc", "map", "ndcg")
+SAMPLERS = ("auto", "exact", "walk")
+RESTARTS = ("two", "graded")
+
+#: Probability that a restart of ``restart="two"`` is the ideal ranking (Fig. 5).
+IDEAL_RESTART = 0.9
+#: Cells of the ``chains x width`` arrays of one block of random walks.
+_WALK_CELLS = 2**20
+
+
+class LogRankLoss(ListwiseLoss):
+    r"""LogRank's objectives: conditional log-linear models over rankings.
+
+    Parameters
+    ----------
+    objective : {"mle", "expgain", "l3", "convex"}, default="expgain"
+        ``"mle"``: the negative log-likelihood of the ideal ranking (eq.
+        10). ``"expgain"``: minus the log of the expected gain (eq. 6-7),
+        not convex. ``"l3"``: MLE plus the expected loss :math:`1 - G`
+        (eq. 11-12). ``"convex"``: ConvexLoss (eq. 14), the log-sum-exp of
+        the log-probability ratios plus the loss. See Notes.
+    gain : {"auc", "map", "ndcg"}, default="auc"
+        The gain :math:`G_q(y)` of a ranking (§1.6): the fraction of
+        (good, bad) pairs in order, the average precision, or NDCG@``k``
+        (binary gain, :math:`1 / \log_2(1 + r)` discount, normalised by the
+        ideal ranking). Unused by ``"mle"`` except for the graded restarts.
+    k : int, default=10
+        Cut-off of ``gain="ndcg"``.
+    sampler : {"auto", "exact", "walk"}, default="auto"
+        ``"exact"``: the sums over rankings run over the whole relaxed space
+        :math:`\{\pm 1\}^{n^+ n^-}` in closed form (for ``gain="auc"`` or
+        ``objective="mle"`` only). ``"walk"``: over a fixed sample of
+        rankings drawn once by the random walk of §4. ``"auto"``: exact
+        where a closed form exists, otherwise the walk.
+    n_samples : int, default=100
+        Rankings :math:`|\hat Y_q|` sampled per query by the walk (the ideal
+        ranking is added to them; duplicates are dropped).
+    walk_length : int, default=10
+        States of each walk: its restart state and those after each of the
+        next ``walk_length - 1`` accepted swap transitions, all in the
+        sample (``n_samples / walk_length`` walks per query).
+    restart : {"two", "graded"}, default="two"
+        Restart states of the walk. ``"two"``: the ideal ranking (with
+        probability 0.9) or the worst one (all bad documents above all good
+        ones). ``"graded"``: the good documents as one block below
+        :math:`i = 0, \dots, n^-` bad ones, drawn with probability
+        :math:`\propto \exp(\kappa \Delta)` (``restart_skew`` :math:`\kappa`).
+    restart_skew : float, default=-10.0
+        :math:`\kappa \le 0` of ``restart="graded"`` (the paper: -10 to -20
+        best, Fig. 6).
+    normalize_pairs : bool, default=False
+        Divide the feature map by the query's number of pairs
+        :math:`n^+ n^-` (eq. 2); the paper drops the factor.
+    relevance_threshold : float, default=1
+        A document is good when its label is at least this (graded labels
+        are thresholded), as for MAP in :mod:`skrank.metrics`.
+
+    Notes
+    -----
+    A query with :math:`n^+` good and :math:`n^-` bad documents has the
+    rankings :math:`y \in \{\pm 1\}^{n^+ n^-}`, :math:`y_{gb} = +1` when good
+    :math:`g` is above bad :math:`b` (§1.2), with the feature map
+    :math:`\phi(x_q, y) = \sum_{g,b} y_{gb} (x_g - x_b)` (eq. 2), divided by
+    :math:`n^+ n^-` with ``normalize_pairs``. With scores :math:`s` the model
+    is :math:`\Pr(y | x_q) \propto \exp(w \cdot \phi(x_q, y))` (eq. 3),
+
+    .. math:: w \cdot \phi(x_q, y) = \sum_j c_j(y) \, s_j,
+
+    where :math:`c_j(y)` is the number of documents of the other class below
+    :math:`j` minus those above it: one integer per document and ranking,
+    stored like BoltzRank's ranks (:mod:`skrank.losses._sampled`). With
+    :math:`\delta\phi_q(y) = \phi(x_q, y_q) - \phi(x_q, y)` (§1.3; §3 prints
+    the sign flipped, a typo), :math:`y_q` the ideal ranking and
+    :math:`\Delta = 1 - G`, the per-query losses are
+
+    .. math::
+
+       \text{MLE (10)}: & \log \sum_{y'} e^{-w \cdot \delta\phi_q(y')} \\
+       \text{ExpGain (6-7)}: & -\log \sum_y \Pr(y | x_q) \, G_q(y) \\
+       \text{L3 (12)}: & \text{MLE} + \sum_y \Pr(y | x_q) \, \Delta_q(y) \\
+       \text{ConvexLoss (14)}: & \log \sum_{y'} e^{-w \cdot \delta\phi_q(y')
+       + \Delta_q(y')}
+
+    and by Jensen's inequality ConvexLoss :math:`\ge` L3 (§3). The loss is
+    averaged over queries; a query without a good or without a bad document
+    has no pair and contributes 0 (the paper drops it, §5.1.1).
+
+    *Exact sums for AUC* (§2.3). Over the relaxed space
+    :math:`\{\pm 1\}^{n^+ n^-}` (which includes bit patterns that are no
+    total order) the pair bits are independent, :math:`\Pr(y_{gb} = +1) =
+    \sigma(2 d_{gb})` with :math:`d_{gb} = s_g - s_b` (over :math:`n^+ n^-`
+    when normalised), so with :math:`N = n^+ n^-`: MLE :math:`= \sum_{gb}
+    \log(1 + e^{-2 d_{gb}})` (pairwise logistic), ExpGain-AUC :math:`= -\log
+    \frac1N \sum_{gb} \sigma(2 d_{gb})`, L2-AUC :math:`= 1 - \frac1N
+    \sum_{gb} \sigma(2 d_{gb})` and ConvexLoss-AUC :math:`= \sum_{gb}
+    \log(1 + e^{-2 d_{gb} + 1/N})`. (The paper's printed form counts the
+    pairs out of order, :math:`h(-1)`, where the gain needs those in order.)
+
+    *The walk* (§4, Fig. 2). A transition picks a (good, bad) pair at
+    random and flips it with probability :math:`\theta = (n^- - n_g + n_b +
+    1) / (2 + n^+ + n^-)` if :math:`y_{gb} = +1`, :math:`(n^+ + n_g - n_b +
+    1) / (2 + n^+ + n^-)` otherwise (:math:`n_g`: bad documents :math:`g`
+    beats, :math:`n_b`: good documents :math:`b` beats), rejecting flips that
+    give no total order, until one is accepted. A flip is valid exactly when
+    :math:`g` and :math:`b` sit in adjacent runs of the ranking's sequence of
+    classes (good run directly above bad run or the reverse), and then the
+    flip swaps the two classes at that boundary; :math:`\theta` is the same
+    for every pair across a boundary. So the accepted flip falls on a
+    boundary with probability :math:`\propto` (length of the run above)
+    :math:`\times` (length of the run below) :math:`\times \theta`, and the
+    walk runs on the class sequence; since every step treats the documents of
+    a class alike, which document sits in which slot of its class is
+    uniformly random given the sequence, and is drawn once at the end. Every
+    state of a walk is a sample: its restart state, then the state after
+    each of ``walk_length - 1`` accepted transitions (a walk of length 1 is
+    its restart alone); walks restart until ``n_samples`` states are drawn.
+    (Recording the whole walk, not only its end, gives both parities of the
+    number of pairs out of order: each transition changes it by one.) The
+    ideal ranking :math:`y_q` is sample 0; a ranking drawn
+    twice counts once (it is a set, :math:`\hat Y_q \cup \{y_q\}`). The
+    sample is drawn once, when the loss is prepared (§4: resampling would give
+    L-BFGS inconsistent objectives). Draws come from
+    :func:`skrank.losses.query_uniforms`: they depend only on the seed, the
+    query id and the order of its rows.
+
+    References
+    ----------
+    .. [1] A. Dubey, J. Machchhar, C. Bhattacharyya and S. Chakrabarti,
+       "Conditional models for non-smooth ranking loss functions", ICDM 2009,
+       pp. 129-138.
+    """
+
+    name = "logrank"
+
+    _parameter_constraints = {
+        "objective": [StrOptions(set(OBJECTIVES))],
+        "gain": [StrOptions(set(GAINS))],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "sampler": [StrOptions(set(SAMPLERS))],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "walk_length": [Interval(Integral, 1, None, closed="left")],
+        "restart": [StrOptions(set(RESTARTS))],
+        "restart_skew": [Interval(Real, None, 0, closed="right")],
+        "normalize_pairs": ["boolean"],
+        "relevance_threshold": [Real],
+    }
+
+    def __init__(
+        self,
+        objective="expgain",
+        *,
+        gain="auc",
+        k=10,
+        sampler="auto",
+        n_samples=100,
+        walk_length=10,
+        restart="two",
+        restart_skew=-10.0,
+        normalize_pairs=False,
+        relevance_threshold=1,
+    ):
+        params = {
+            "objective": objective, "gain": gain, "k": k, "sampler": sampler,
+            "n_samples": n_samples, "walk_length": walk_length, "restart": restart,
+            "restart_skew": restart_skew, "normalize_pairs": normalize_pairs,
+            "relevance_threshold": relevance_threshold,
+        }
+        validate_parameter_constraints(self._parameter_constraints, params, type(self).__name__)
+        check_relevance_threshold(relevance_threshold)
+        self.objective, self.gain, self.k = objective, gain, int(k)
+        self.n_samples, self.walk_length = int(n_samples), int(walk_length)
+        self.restart, self.restart_skew = restart, float(restart_skew)
+        self.normalize_pairs = bool(normalize_pairs)
+        self.relevance_threshold = float(relevance_threshold)
+        self.exact = resolve_sampler(sampler, objective, gain)
+        self.sampler = sampler
+        # the walk draws per place in the query (see ListwiseLoss.sampling)
+        self.sampling = not self.exact
+
+    # ------------------------------------------------------------------
+    def _prepare(self, y_sorted, layout, random_state):
+        good = y_sorted >= self.relevance_threshold
+        n_pos = layout.sum(good.astype(np.intp))
+        n_neg = layout.sizes - n_pos
+        informative = (n_pos > 0) & (n_neg > 0)
+        n_pairs = (n_pos * n_neg).astype(np.float64)
+        scale = np.where(informative, 1.0 / np.maximum(n_pairs, 1.0) if self.normalize_pairs
+                         else 1.0, 0.0)
+        per_row = {"good": good}
+        per_query = {"scale": scale, "informative": informative}
+        if not self.exact:
+            ranks, coef, gains, valid = walk_samples(
+                good, layout, n_samples=self.n_samples, walk_length=self.walk_length,
+                restart=self.restart, restart_skew=self.restart_skew, gain=self.gain,
+                k=self.k, random_state=random_state,
+            )
+            per_row.update(ranks=ranks, coef=coef)
+            per_query.update(gains=gains, valid=valid)
+        return LossState(layout, per_row, per_query)
+
+    def _value_and_grad(self, s_sorted, state):
+        if self.exact:
+            return self._exact_value_and_grad(s_sorted, state)
+        per_query = state.per_query
+        objective_name = self.objective
+
+        def objective(logits, queries):
+            valid = per_query["valid"][queries]
+            informative = per_query["informative"][queries]
+            masked = np.where(valid, logits, -np.inf)
+            if objective_name == "convex":
+                masked = masked + (1.0 - per_query["gains"][queries])
+            log_prob, prob = log_softmax_rows(masked)
+            if objective_name == "expgain":
+                # -log E[G] = lse(logits) - lse(logits + log G), in log space
+                # (G > 0 for the ideal ranking, sample 0)
+                gains = per_query["gains"][queries]
+                with np.errstate(divide="ignore"):
+                    log_gain = np.log(gains)
+                log_q, q = log_softmax_rows(np.where(gains > 0, masked + log_gain, -np.inf))
+                value = log_q[:, 0] - log_prob[:, 0]
+                dlogits = prob - q
+            else:
+                # MLE and ConvexLoss: minus the log-probability of the ideal
+                # ranking (sample 0, Delta = 0) under the (loss-augmented) softmax
+                value = -log_prob[:, 0]
+                dlogits = prob.copy()
+                dlogits[:, 0] -= 1.0
+                if objective_name == "l3":
+                    gains = per_query["gains"][queries]
+                    mean = np.einsum("qk,qk->q", prob, gains)
+                    value += 1.0 - mean
+                    dlogits -= prob * (gains - mean[:, None])
+            value = np.where(informative, value, 0.0)
+            dlogits[~informative] = 0.0
+            return value, dlogits
+
+        return sample_objective(state.per_row["coef"], per_query["scale"], s_sorted,
+                                state.layout, objective)
+
+    def _exact_value_and_grad(self, s_sorted, state):
+        """The closed forms over the relaxed space (AUC gain, or MLE)."""
+        layout = state.layout
+        pairs = state.cache.get("pairs")
+        if pairs is None:
+            pairs = state.cache["pairs"] = query_pairs(state.per_row["good"], layout)
+        g, b, pair_query, starts = pairs
+        n_queries = layout.n_queries
+        if len(g) == 0:
+            return np.zeros(n_queries), np.zeros(layout.n_samples)
+        scale = state.per_query["scale"][pair_query]
+        d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
+        n_pairs = np.bincount(pair_query, minlength=n_queries).astype(np.float64)
+        objective = self.objective
+        if objective in ("mle", "l3", "convex"):
+            shift = 1.0 / n_pairs[pair_query] if objective == "convex" else 0.0
+            # log(1 + exp(-2d + shift)) and its derivative -sigmoid(-2d + shift)
+            z = shift - d2
+            per_query = np.bincount(pair_query, np.logaddexp(0.0, z), minlength=n_queries)
+            dd2 = -expit(z)
+        if objective in ("expgain", "l3"):
+            p = expit(d2)  # Pr(y_gb = +1)
+            dp = p * expit(-d2)  # its derivative w.r.t. 2d
+            if objective == "l3":
+                mean = np.bincount(pair_query, p, minlength=n_queries) / np.maximum(n_pairs, 1.0)
+                per_query += np.where(n_pairs > 0, 1.0 - mean, 0.0)
+                dd2 -= dp / n_pairs[pair_query]
+            else:
+                # -log mean sigmoid(2d), with log sigmoid(2d) = -log(1 + exp(-2d))
+                log_p = -np.logaddexp(0.0, -d2)
+                nonempty = n_pairs > 0
+                top = np.zeros(n_queries)
+                top[nonempty] = np.maximum.reduceat(log_p, starts[nonempty])
+                weight = np.exp(log_p - top[pair_query])
+                total = np.bincount(pair_query, weight, minlength=n_queries)
+                log_mean = np.where(nonempty, top + np.log(np.where(nonempty, total, 1.0))
+                                    - np.log(np.maximum(n_pairs, 1.0)), 0.0)
+                per_query = -log_mean
+                # d/d(2d_p) of -log sum sigmoid = -sigmoid'(2d_p) / sum sigmoid
+                dd2 = -weight / total[pair_query] * expit(-d2)
+        dd = 2.0 * scale * dd2
+        grad = (np.bincount(g, dd, minlength=layout.n_samples)
+                - np.bincount(b, dd, minlength=layout.n_samples))
+        return per_query, grad
+
+
+def check_relevance_threshold(relevance_threshold):
+    """Raise if the threshold is not a finite number."""
+    if isinstance(relevance_threshold, (bool, np.bool_)) or not np.isfinite(relevance_threshold):
+        raise ValueError(
+            f"relevance_threshold must be a finite number; got {relevance_threshold!r}."
+        )
+
+
+def resolve_sampler(sampler, objective, gain):
+    """Whether the sums over rankings are the exact closed forms."""
+    closed_form = gain == "auc" or objective == "mle"
+    if sampler == "exact" and not closed_form:
+        raise ValueError(
+            "sampler='exact' has closed forms for gain='auc' (and objective='mle') only; "
+            f"got objective={objective!r}, gain={gain!r}. Use sampler='walk' or 'auto'."
+        )
+    return sampler == "exact" or (sampler == "auto" and closed_form)
+
+
+def query_pairs(good, layout):
+    """Every (good, bad) pair of every query.
+
+    Returns
+    -------
+    g, b : ndarray of int
+        Sorted-order positions of the good and of the bad document of each
+        pair, pairs grouped by query.
+    pair_query : ndarray of int
+        Query number of each pair.
+    starts : ndarray of int, shape (n_queries,)
+        First pair of each query (its number of pairs later for an empty one).
+    """
+    good_pos = np.flatnonzero(good)
+    bad_pos = np.flatnonzero(~good)
+    n_pos = np.bincount(layout.sorted_codes[good_pos], minlength=layout.n_queries)
+    n_neg = layout.sizes - n_pos
+    counts = n_pos * n_neg
+    starts = np.cumsum(counts) - counts
+    total = int(counts.sum())
+    pair_query = np.repeat(np.arange(layout.n_queries), counts)
+    local = np.arange(total) - starts[pair_query]
+    width = n_neg[pair_query]
+    g = good_pos[(np.cumsum(n_pos) - n_pos)[pair_query] + local // width]
+    b = bad_pos[(np.cumsum(n_neg) - n_neg)[pair_query] + local % width]
+    return g, b, pair_query, starts
+
+
+# ----------------------------------------------------------------------
+# The random walk of §4 over the class sequences of the rankings
+def sequence_gains(bits, n_pos, n_neg, gain, k):
+    """The gain of class sequences (1 = good, top first), one per row.
+
+    Parameters
+    ----------
+    bits : ndarray of shape (n_chains, width)
+        Class of each slot; slots past a sequence's length are 0.
+    n_pos, n_neg : ndarray of shape (n_chains,)
+    gain : {"auc", "map", "ndcg"}
+    k : int
+        NDCG cut-off.
+    """
+    bits = bits.astype(bool)
+    width = bits.shape[1]
+    slot = np.arange(width)
+    goods_above = np.cumsum(bits, axis=1) - bits  # goods strictly above each slot
+    if gain == "auc":
+        bads_below = n_neg[:, None] - (slot - goods_above)
+        return np.where(bits, bads_below, 0).sum(axis=1) / (n_pos * n_neg)
+    if gain == "map":
+        return np.where(bits, (goods_above + 1) / (slot + 1.0), 0.0).sum(axis=1) / n_pos
+    discount = np.where(slot < k, 1.0 / np.log2(slot + 2.0), 0.0)
+    ideal = np.cumsum(discount)[np.minimum(n_pos, width) - 1]
+    return (bits * discount).sum(axis=1) / ideal
+
+
+def restart_gains(n_pos, n_neg, gain, k, width):
+    """Gain of the graded restarts: the good block below ``i`` bad documents.
+
+    Returns an array of shape (n_queries, width + 1); column ``i`` is the
+    sequence ``B^i G^{n+} B^{n- - i}`` (columns past ``n-`` repeat the last).
+    """
+    i = np.minimum(np.arange(width + 1)[None, :], n_neg[:, None]).astype(np.float64)
+    p, m = n_pos[:, None].astype(np.float64), n_neg[:, None].astype(np.float64)
+    if gain == "auc":
+        return 1.0 - i / m
+    if gain == "map":
+        # (1/n+) sum_{r=1}^{n+} r / (i + r) = 1 - (i/n+) (H_{i+n+} - H_i)
+        harmonic = np.append(0.0, np.cumsum(1.0 / np.arange(1, 2 * width + 2)))
+        top = (i + p).astype(np.intp)
+        return 1.0 - i / p * (harmonic[top] - harmonic[i.astype(np.intp)])
+    slot = np.arange(2 * width + 2)
+    cum = np.append(0.0, np.cumsum(np.where(slot < k, 1.0 / np.log2(slot + 2.0), 0.0)))
+    ideal = cum[np.minimum(n_pos, k)][:, None]
+    lo, hi = i.astype(np.intp), (i + p).astype(np.intp)
+    return (cum[hi] - cum[lo]) / ideal
+
+
+def walk_samples(good, layout, *, n_samples, walk_length, restart, restart_skew, gain, k,
+                 random_state):
+    """The fixed sample of rankings of every query (see :class:`LogRankLoss`).
+
+    Returns
+    -------
+    ranks : ndarray of int, shape (n_rows, n_samples + 1)
+        Rank (1 = top) of every row (sorted order) in every ranking; ranking
+        0 is the ideal one (good documents first, in random order).
+    coef : ndarray of int, shape (n_rows, n_samples + 1)
+        :math:`c_j(y)`: documents of the other class below minus above.
+    gains : ndarray of shape (n_queries, n_samples + 1)
+    valid : ndarray of bool, shape (n_queries, n_samples + 1)
+        False for a ranking equal to an earlier one of its query.
+    """
+    n_chains = n_samples + 1
+    random_state = _seed(random_state)  # one seed for every block
+    n_pos = layout.sum(good.astype(np.intp))
+    n_neg = layout.sizes - n_pos
+    informative = (n_pos > 0) & (n_neg > 0)
+    dtype = coefficient_dtype(layout.max_size)
+    ranks = np.zeros((layout.n_samples, n_chains), dtype=dtype)
+    coef = np.zeros((layout.n_samples, n_chains), dtype=dtype)
+    gains = np.ones((layout.n_queries, n_chains))
+    valid = np.zeros((layout.n_queries, n_chains), dtype=bool)
+    valid[:, 0] = True
+    blocks = layout.blocks(max_cost=_WALK_CELLS, cost=lambda width: width * n_chains)
+    for block in blocks:
+        queries = block.queries[informative[block.queries]]
+        if len(queries) == 0:
+            continue
+        keep = informative[block.queries]
+        slots = (block.slots if block.slots is not None
+                 else layout.offsets[block.queries][:, None] + np.arange(layout.max_size))[keep]
+        cells = None if block.valid is None else block.valid[keep]
+        r, c, g, v = _walk_block(
+            good, layout, queries, slots, cells, n_pos[queries], n_neg[queries],
+            n_chains=n_chains, walk_length=walk_length, restart=restart,
+            restart_skew=restart_skew, gain=gain, k=k, random_state=random_state,
+        )
+        where = slots.ravel() if cells is None else slots[cells]
+        ranks[where] = r
+        coef[where] = c
+        gains[queries], valid[queries] = g, v
+    return ranks, coef, gains, valid
+
+
+def _walk_block(good, layout, queries, slots, cells, n_pos, n_neg, *, n_chains, walk_length,
+                restart, restart_skew, gain, k, random_state):
+    """The samples of one padded block of queries; results of its real cells."""
+    n_block, width = slots.shape
+    sub = type(layout).from_sizes(layout.sizes[queries], layout.unique_qid[queries])
+    sizes = layout.sizes[queries]
+    bits = _walk_sequences(sub, sizes, n_pos, n_neg, width, n_chains=n_chains,
+                           walk_length=walk_length, restart=restart,
+                           restart_skew=restart_skew, gain=gain, k=k,
+                           random_state=random_state)
+    c_pos, c_neg = np.repeat(n_pos, n_chains), np.repeat(n_neg, n_chains)
+    chain_gains = sequence_gains(bits, c_pos, c_neg, gain, k).reshape(n_block, n_chains)
+    chain_gains[:, 0] = 1.0
+    cell_mask = np.ones((n_block, width), dtype=bool) if cells is None else cells
+    rank, row_coef = _place_documents(bits, good, sub, slots, cell_mask, sizes, c_pos, c_neg,
+                                      n_chains=n_chains, random_state=random_state)
+    chain_valid = _first_occurrences(row_coef.reshape(n_block, n_chains, width))
+    # back to cells: (n_block, width, n_chains), real cells only
+    rank = rank.reshape(n_block, n_chains, width).transpose(0, 2, 1)[cell_mask] + 1
+    row_coef = row_coef.reshape(n_block, n_chains, width).transpose(0, 2, 1)[cell_mask]
+    return rank, row_coef, chain_gains, chain_valid
+
+
+def _walk_sequences(sub, sizes, n_pos, n_neg, width, *, n_chains, walk_length, restart,
+                    restart_skew, gain, k, random_state):
+    """Class sequences (1 = good, top first) of the samples, (n_block * n_chains, width).
+
+    Sample 0 of each query is the ideal sequence; the others are the states
+    of the walks, each its restart and ``walk_length - 1`` transitions.
+    """
+    n_block = len(sizes)
+    n_walks = -(-(n_chains - 1) // walk_length)
+    draws = query_uniforms(sub, random_state, n_walks * walk_length, per_query=True)
+    # restart states: the good block below i bad documents
+    if restart == "two":
+        shift = np.where(draws[:, :n_walks] < IDEAL_RESTART, 0, n_neg[:, None])
+    else:
+        delta = 1.0 - restart_gains(n_pos, n_neg, gain, k, width)
+        logit = restart_skew * delta
+        logit[np.arange(width + 1)[None, :] > n_neg[:, None]] = -np.inf
+        cdf = np.cumsum(np.exp(logit - logit.max(axis=1, keepdims=True)), axis=1)
+        shift = (cdf[:, None, :] <= draws[:, :n_walks, None] * cdf[:, None, -1:]).sum(axis=2)
+    slot = np.arange(width)
+    walks = n_block * n_walks
+    size = np.repeat(sizes, n_walks)
+    w_pos = np.repeat(n_pos, n_walks)
+    shift = shift.reshape(walks, 1)
+    bits = ((slot >= shift) & (slot < shift + w_pos[:, None])).astype(np.int8)
+    # every state of a walk is a sample: its restart, then one per transition
+    states = np.empty((n_block, n_walks, walk_length, width), dtype=np.int8)
+    states[:, :, 0] = bits.reshape(n_block, n_walks, width)
+    step_u = draws[:, n_walks:].reshape(walks, walk_length - 1)
+    inner = slot[:-1]
+    boundary_ok = inner[None, :] + 1 < size[:, None]
+    last = slot[None, :] == size[:, None] - 1
+    rows = np.arange(walks)
+    for step in range(1, walk_length):
+        t = _walk_step(bits, w_pos, size, inner, boundary_ok, last, slot, step_u[:, step - 1])
+        upper = bits[rows, t]
+        bits[rows, t] = bits[rows, t + 1]
+        bits[rows, t + 1] = upper
+        states[:, :, step] = bits.reshape(n_block, n_walks, width)
+    ideal = (slot < n_pos[:, None]).astype(np.int8)
+    states = states.reshape(n_block, n_walks * walk_length, width)[:, :n_chains - 1]
+    return np.concatenate([ideal[:, None, :], states], axis=1).reshape(-1, width)
+
+
+def _place_documents(bits, good, sub, slots, cell_mask, sizes, c_pos, c_neg, *, n_chains,
+                     random_state):
+    """Slot (0-based rank) and coefficient of every cell in every sample.
+
+    The documents of a class take the class's slots in a random order.
+    Returns two arrays of shape (n_block * n_chains, width), columns the
+    cells of each query.
+    """
+    chains, width = bits.shape
+    n_block = len(sizes)
+    slot = np.arange(width)
+    row_u = np.zeros((n_block, width, n_chains))
+    row_u[cell_mask] = query_uniforms(sub, random_state, n_chains)
+    row_good = np.zeros((n_block, width), dtype=bool)
+    row_good[cell_mask] = good[slots[cell_mask]]
+    key = np.where(cell_mask, 2.0 * ~row_good, 4.0)[:, :, None] + row_u
+    row_order = np.argsort(key.transpose(0, 2, 1).reshape(chains, width), axis=1)
+    pad = slot[None, :] >= np.repeat(sizes, n_chains)[:, None]
+    slot_order = np.argsort(np.where(pad, 2 * width, np.where(bits == 1, 0, width)) + slot,
+                            axis=1)
+    rank = np.empty((chains, width), dtype=np.intp)
+    np.put_along_axis(rank, row_order, slot_order, axis=1)
+    # c_j: documents of the other class below minus those above
+    goods_above = np.cumsum(bits, axis=1, dtype=np.intp) - bits
+    bads_above = slot - goods_above
+    slot_coef = np.where(bits == 1, c_neg[:, None] - 2 * bads_above,
+                         c_pos[:, None] - 2 * goods_above)
+    row_coef = np.take_along_axis(slot_coef, rank, axis=1)
+    row_coef[~np.repeat(cell_mask, n_chains, axis=0)] = 0
+    return rank, row_coef
+
+
+def _first_occurrences(coef):
+    """Mask of the samples whose ranking no earlier sample of the query has.
+
+    ``coef`` has shape (n_block, n_chains, width); a ranking is identified by
+    its coefficients (they determine every pair's sign), through a 64-bit
+    hash.
+    """
+    weights = _mix(np.arange(coef.shape[2], dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        hashes = (coef.astype(np.int64).view(np.uint64) * weights).sum(axis=2, dtype=np.uint64)
+    order = np.argsort(hashes, axis=1, kind="stable")
+    sorted_hashes = np.take_along_axis(hashes, order, axis=1)
+    repeat = np.zeros(hashes.shape, dtype=bool)
+    repeat[:, 1:] = sorted_hashes[:, 1:] == sorted_hashes[:, :-1]
+    first = np.empty_like(repeat)
+    np.put_along_axis(first, order, ~repeat, axis=1)
+    return first
+
+
+def _walk_step(bits, n_pos, size, inner, boundary_ok, last, slot, u):
+    """The boundary of every chain's next accepted swap (the slot above it)."""
+    upper, lower = bits[:, :-1], bits[:, 1:]
+    boundary = (upper != lower) & boundary_ok
+    start_flag = np.ones(bits.shape, dtype=bool)
+    start_flag[:, 1:] = boundary
+    run_start = np.maximum.accumulate(np.where(start_flag, slot, 0), axis=1)
+    end_flag = last.copy()
+    end_flag[:, :-1] |= boundary
+    run_end = np.minimum.accumulate(np.where(end_flag, slot, bits.shape[1])[:, ::-1],
+                                    axis=1)[:, ::-1]
+    above = inner - run_start[:, :-1] + 1
+    below = run_end[:, 1:] - inner
+    goods_incl = np.cumsum(bits, axis=1, dtype=np.intp)
+    goods_above = goods_incl[:, :-1] - upper  # in [0, t)
+    goods_below = n_pos[:, None] - goods_incl[:, 1:]  # in (t + 1, n)
+    # theta's numerator: bads above the good and goods below the bad for a
+    # good over a bad; goods above the bad and bads below the good otherwise
+    bads_above = inner - goods_above
+    bads_below = (size[:, None] - inner - 2) - goods_below
+    theta = np.where(upper == 1, bads_above + goods_below, goods_above + bads_below) + 1
+    weight = np.where(boundary, above * below * theta, 0).astype(np.float64)
+    cum = np.cumsum(weight, axis=1)
+    return (cum <= (u * cum[:, -1])[:, None]).sum(axis=1)
