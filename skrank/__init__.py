@@ -16,7 +16,7 @@ losses
     Listwise losses (value and gradient with respect to the scores).
 rankers
     The listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`,
-    :class:`BoltzRankRanker`).
+    :class:`BoltzRankRanker`, :class:`LogRankRanker`).
 """
 
 from . import datasets, losses, metrics, model_selection, preprocessing, rankers
@@ -31,7 +31,7 @@ from .metrics import (
     precision_at_k,
 )
 from .model_selection import RankerSearchCV, cross_validate_ranker
-from .rankers import BoltzRankRanker, ListNetRanker, SoftRankRanker
+from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from .preprocessing import QueryNormalizer
 
 __version__ = "0.1.0.dev0"
@@ -39,6 +39,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "BoltzRankRanker",
     "ListNetRanker",
+    "LogRankRanker",
     "QueryNormalizer",
     "RankerSearchCV",
     "SoftRankRanker",

@@ -128,15 +128,20 @@ class LBFGS:
         at 20 times that).
     tol : float
         Gradient tolerance (scipy's ``gtol``).
+    ftol : float, default=None
+        Relative decrease of the objective in one iteration below which the
+        run stops (scipy's ``ftol``); None keeps scipy's default (about
+        2.2e-9).
     """
 
     needs_train_metric = False
     parameters = ("max_iter", "tol")
     full_batch = True
 
-    def __init__(self, *, max_iter, tol):
+    def __init__(self, *, max_iter, tol, ftol=None):
         self.max_iter = max_iter
         self.tol = tol
+        self.ftol = ftol
 
     def minimize(self, problem, params, monitor, random_state=None):
         """Minimise ``problem`` from ``params``; ``(params, converged)``."""
@@ -154,7 +159,8 @@ class LBFGS:
             method="L-BFGS-B",
             jac=True,
             callback=callback,
-            options={"maxiter": self.max_iter, "maxfun": 20 * self.max_iter, "gtol": self.tol},
+            options={"maxiter": self.max_iter, "maxfun": 20 * self.max_iter, "gtol": self.tol,
+                     **({} if self.ftol is None else {"ftol": self.ftol})},
         )
         if monitor.n_updates == 0:  # converged before the first iteration
             stopped = monitor.update(result.x, result.fun) or stopped

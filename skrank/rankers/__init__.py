@@ -8,6 +8,7 @@ scoring network and the solver.
 
 from ._boltzrank import BoltzRankRanker
 from ._listnet import ListNetRanker
+from ._logrank import LogRankRanker
 from ._softrank import SoftRankRanker
 
-__all__ = ["BoltzRankRanker", "ListNetRanker", "SoftRankRanker"]
+__all__ = ["BoltzRankRanker", "ListNetRanker", "LogRankRanker", "SoftRankRanker"]

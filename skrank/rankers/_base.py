@@ -112,6 +112,7 @@ class BaseRanker(BaseEstimator):
             self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=not warm
         )
         layout = QueryLayout(default_qid(qid, X.shape[0]))
+        self._check_labels(y, layout)
         scorer = _validation_scorer(settings.scoring)
         loss = self._make_loss()
         solver = self._make_solver()
@@ -144,7 +145,8 @@ class BaseRanker(BaseEstimator):
             init_seeds = rng.randint(np.iinfo(np.int32).max, size=settings.n_init)
             starts = [network.init_params(np.random.RandomState(s)) for s in init_seeds]
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
-        objective = Objective(network, loss, state, y_train, X, rows, settings.alpha)
+        alpha = self._penalty_strength(settings, train_layout.n_queries)
+        objective = Objective(network, loss, state, y_train, X, rows, alpha)
         stopping = StoppingRule(
             tol=settings.tol,
             n_iter_no_change=settings.n_iter_no_change,
@@ -193,6 +195,13 @@ class BaseRanker(BaseEstimator):
     def _is_fitted(self):
         return hasattr(self, "coef_") or hasattr(self, "coefs_")
 
+    def _check_labels(self, y, layout):
+        """Raise (or warn) before training when the labels do not suit the loss."""
+
+    def _penalty_strength(self, settings, n_queries):
+        """``alpha`` of the L2 penalty added to the mean loss over ``n_queries``."""
+        return settings.alpha
+
     def _check_warm_network(self, network):
         """Raise if the fitted network cannot continue under the current parameters."""
 
@@ -205,6 +214,12 @@ class BaseRanker(BaseEstimator):
                      if v is not None]
             raise ValueError(
                 f"X_val and y_val must be given together; got only {', '.join(given)}."
+            )
+        if "early_stopping" not in self.get_params():
+            raise ValueError(
+                f"{type(self).__name__} has no early stopping, so it uses no validation "
+                "set; got X_val/y_val. Choose its hyperparameters on held-out queries "
+                "instead (e.g. RankerSearchCV)."
             )
         if not settings.early_stopping:
             raise ValueError(

@@ -1,0 +1,297 @@
+"""LogRankRanker: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
+
+import inspect
+import warnings
+from numbers import Real
+
+import numpy as np
+
+from .._core._solvers import LBFGS
+from ..losses import LogRankLoss
+from ..losses._logrank import check_relevance_threshold, resolve_sampler
+from ..utils._sklearn_compat import Interval
+from ._base import FitSettings, NeuralRanker
+
+_LOSS_DEFAULTS = {
+    name: p.default for name, p in inspect.signature(LogRankLoss).parameters.items()
+}
+
+
+class LogRankRanker(NeuralRanker):
+    r"""LogRank: conditional log-linear models over rankings, trained by L-BFGS.
+
+    Each query's rankings of its good (relevant) and bad documents get the
+    log-linear probability :math:`\Pr(y | x_q; w) \propto \exp(w \cdot
+    \phi(x_q, y))`, with :math:`\phi` summing :math:`\pm(x_g - x_b)` over
+    the (good, bad) pairs; the weights are fitted by maximum likelihood of
+    the ideal ranking (MLE), by maximising the expected gain (ExpGain), or by
+    the convex upper bounds L3 and ConvexLoss that add the expected loss
+    :math:`1 - G` of AUC, MAP or NDCG. Sums over rankings are closed forms
+    for AUC, or run over a fixed sample of rankings drawn by a random walk.
+
+    Parameters
+    ----------
+    objective : {"mle", "expgain", "l3", "convex"}, default="expgain"
+        ``"mle"``: the likelihood of the ideal ranking (eq. 10); over the
+        whole relaxed space this is the pairwise logistic loss.
+        ``"expgain"``: the expected gain (eq. 6-7), not convex: ``n_init``
+        restarts keep the lowest objective. ``"l3"``: MLE plus the expected
+        loss (eq. 12). ``"convex"``: ConvexLoss (eq. 14), the paper's best.
+    gain : {"auc", "map", "ndcg"}, default="auc"
+        The gain :math:`G` of a ranking of the good and bad documents
+        (§1.6): the fraction of (good, bad) pairs in order, the average
+        precision, or NDCG@``k`` (binary gain, :math:`\log_2` discount).
+        Unused by ``"mle"``, except by ``restart="graded"``.
+    k : int, default=10
+        Cut-off of ``gain="ndcg"``.
+    sampler : {"auto", "exact", "walk"}, default="auto"
+        ``"exact"``: sums over the whole relaxed space of rankings in closed
+        form, :math:`O(n^+ n^-)` per query (``gain="auc"`` or
+        ``objective="mle"`` only). ``"walk"``: over ``n_samples`` rankings
+        per query drawn once per fit by the random walk of §4. ``"auto"``:
+        exact where a closed form exists, otherwise the walk.
+    n_samples : int, default=100
+        Rankings sampled per training query by the walk (plus the ideal one).
+    walk_length : int, default=10
+        States of each walk, all in the sample: its restart state and those
+        after each of the next ``walk_length - 1`` swap transitions.
+    restart : {"two", "graded"}, default="two"
+        Restart states of the walk: ``"two"``, the ideal ranking (probability
+        0.9) or the worst one; ``"graded"``, the good documents as one block
+        below :math:`0, \dots, n^-` bad ones, drawn with probability
+        :math:`\propto \exp(\kappa \Delta)`.
+    restart_skew : float, default=-10.0
+        :math:`\kappa \le 0` of ``restart="graded"`` (the paper: -10 to -20).
+    normalize_pairs : bool, default=False
+        Divide the feature map by the query's number of (good, bad) pairs
+        (eq. 2); the paper drops the factor.
+    relevance_threshold : float, default=1
+        A document is good when its label is at least this: graded labels
+        are thresholded (as for MAP in :mod:`skrank.metrics`). Queries with
+        no good or no bad document contribute nothing.
+    C : float, default=1.0
+        Inverse strength of the penalty: the fit minimises the sum of the
+        queries' losses plus :math:`\|w\|^2 / C` (the paper's form; as
+        scikit-learn's ``C``, a larger value regularises less, and the same
+        ``C`` regularises less on more queries).
+    hidden_layer_sizes : tuple of int, default=()
+        ``()`` is the paper's linear model :math:`f(x) = \langle w, x
+        \rangle` (fitted ``coef_``); ``(h,)`` scores with a one-hidden-layer
+        network (fitted ``coefs_`` and ``intercepts_``), which no objective
+        is convex in.
+    activation : {"tanh", "scaled_tanh", "relu", "logistic"}, default="tanh"
+        Hidden-layer activation; ``"scaled_tanh"`` is
+        :math:`1.7159 \tanh(2x/3)`. Unused when ``hidden_layer_sizes=()``.
+    max_iter : int, default=500
+        Maximum number of L-BFGS iterations.
+    tol : float, default=1e-6
+        L-BFGS stops when the largest gradient component of the objective
+        (divided by the number of training queries) falls below this.
+    n_init : int, default=1
+        Number of random initialisations, each run by L-BFGS to the end; the
+        one with the lowest objective is kept (for the non-convex
+        ``"expgain"`` and hidden layers).
+    n_jobs : int, default=None
+        Number of runs trained in parallel with joblib (``None`` means 1
+        unless in a :func:`joblib.parallel_backend` context, ``-1`` all
+        processors). Results do not depend on it.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the sampled rankings and of the initialisations. Pass an int
+        for reproducible fits.
+    verbose : int, default=0
+        If positive, print one line per L-BFGS iteration: objective, training
+        NDCG@10, elapsed seconds.
+    warm_start : bool, default=False
+        If True and the ranker is fitted, start from its current weights
+        (then there is a single run; ``n_init`` is ignored).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Weights of the linear model (only with ``hidden_layer_sizes=()``).
+    coefs_ : list of ndarray
+        Weight matrices of the MLP (only with hidden layers), ``coefs_[i]``
+        of shape ``(n_units_in, n_units_out)``; the last one maps to the
+        single score.
+    intercepts_ : list of ndarray
+        Biases of the MLP's hidden layers (only with hidden layers).
+    n_iter_ : int
+        L-BFGS iterations of the kept run.
+    loss_curve_ : list of float
+        Objective (mean loss per query plus penalty) after each iteration of
+        the kept run.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    skrank.losses.LogRankLoss : The objectives on their own, the exact forms
+        and the random walk.
+    BoltzRankRanker : Expected NDCG over sampled rankings with a Boltzmann
+        distribution.
+    ListNetRanker : Listwise ranking with top-one probabilities.
+
+    Notes
+    -----
+    With :math:`n^+` good and :math:`n^-` bad documents, a ranking is
+    :math:`y \in \{\pm 1\}^{n^+ n^-}` (:math:`y_{gb} = +1` when good
+    :math:`g` is above bad :math:`b`), :math:`\phi(x_q, y) = \sum_{g,b}
+    y_{gb}(x_g - x_b)` (eq. 2) and :math:`\Pr(y | x_q; w) \propto
+    \exp(w \cdot \phi(x_q, y))` (eq. 3). With
+    :math:`\delta\phi_q(y) = \phi(x_q, y_q) - \phi(x_q, y)` (§1.3) and
+    :math:`\Delta = 1 - G`, the fit minimises :math:`\sum_q L_q + \|w\|^2/C`
+    with
+
+    .. math::
+
+       L_q^{\mathrm{MLE}} &= \log \textstyle\sum_{y'} e^{-w\cdot\delta\phi_q(y')}
+       \quad (10), \qquad
+       L_q^{\mathrm{ExpGain}} = -\log \textstyle\sum_y \Pr(y|x_q;w) \, G_q(y)
+       \quad (6\text{-}7), \\
+       L_q^{\mathrm{L3}} &= L_q^{\mathrm{MLE}} + \textstyle\sum_y \Pr(y|x_q;w)
+       \, \Delta_q(y) \quad (12), \qquad
+       L_q^{\mathrm{Convex}} = \log \textstyle\sum_{y'}
+       e^{-w\cdot\delta\phi_q(y') + \Delta_q(y')} \quad (14),
+
+    and :math:`L^{\mathrm{Convex}} \ge L^{\mathrm{L3}}` (Jensen, §3). MLE,
+    L3 and ConvexLoss are convex in :math:`w` for the linear model, so every
+    start reaches the same optimum; ExpGain is not (§2.2). (Internally the
+    mean over the training queries is minimised, with the penalty divided by
+    their number: the same minimiser.) The sums over :math:`y` are exact
+    closed forms over the relaxed space :math:`\{\pm 1\}^{n^+ n^-}` for AUC
+    (§2.3; that space also holds bit patterns that are no total order), or
+    run over the fixed sample :math:`\hat Y_q \cup \{y_q\}` of the random
+    walk of §4, drawn once per fit (see :class:`~skrank.losses.LogRankLoss`
+    for both). Because :math:`w \cdot \phi(x_q, y) = \sum_j c_j(y) s_j` with
+    one integer :math:`c_j(y)` per document, :math:`k` sampled rankings cost
+    one :math:`(m \times k)` product per query, as BoltzRank's energies.
+
+    *Reading of the paper.* Graded labels are made binary with
+    ``relevance_threshold``, as the paper's binary model needs; the scores
+    reported by ``score`` still use the graded labels. A query without a
+    (good, bad) pair is dropped (§5.1.1). The paper's NDCG in the gains
+    is NDCG@``k`` of the binary labels. The paper's OHSUMED figures are on
+    cleaned, binarised data and are not comparable with the LETOR protocol
+    (``benchmarks/letor_ohsumed.py``).
+
+    References
+    ----------
+    .. [1] A. Dubey, J. Machchhar, C. Bhattacharyya and S. Chakrabarti,
+       "Conditional models for non-smooth ranking loss functions", ICDM 2009,
+       pp. 129-138.
+
+    Examples
+    --------
+    >>> from skrank import LogRankRanker
+    >>> from skrank.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=30, n_docs=10, random_state=0)
+    >>> ranker = LogRankRanker(random_state=0).fit(X, y, qid=qid)
+    >>> ranker.coef_.shape
+    (10,)
+    >>> round(ranker.score(X, y, qid=qid), 2) > 0.8
+    True
+    """
+
+    _loss = "logrank"
+    _loss_parameters = tuple(LogRankLoss._parameter_constraints)
+    # the loss's parameters, C, and the network / L-BFGS / run parameters
+    # shared with the other rankers (and only those)
+    _parameter_constraints = {
+        **LogRankLoss._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        **{name: NeuralRanker._parameter_constraints[name] for name in (
+            "hidden_layer_sizes", "activation", "max_iter", "tol", "n_init", "n_jobs",
+            "random_state", "verbose", "warm_start")},
+    }
+
+    def __init__(
+        self,
+        *,
+        # the loss's defaults, written once in LogRankLoss
+        objective=_LOSS_DEFAULTS["objective"],
+        gain=_LOSS_DEFAULTS["gain"],
+        k=_LOSS_DEFAULTS["k"],
+        sampler=_LOSS_DEFAULTS["sampler"],
+        n_samples=_LOSS_DEFAULTS["n_samples"],
+        walk_length=_LOSS_DEFAULTS["walk_length"],
+        restart=_LOSS_DEFAULTS["restart"],
+        restart_skew=_LOSS_DEFAULTS["restart_skew"],
+        normalize_pairs=_LOSS_DEFAULTS["normalize_pairs"],
+        relevance_threshold=_LOSS_DEFAULTS["relevance_threshold"],
+        C=1.0,
+        hidden_layer_sizes=(),
+        activation="tanh",
+        max_iter=500,
+        tol=1e-6,
+        n_init=1,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.objective = objective
+        self.gain = gain
+        self.k = k
+        self.sampler = sampler
+        self.n_samples = n_samples
+        self.walk_length = walk_length
+        self.restart = restart
+        self.restart_skew = restart_skew
+        self.normalize_pairs = normalize_pairs
+        self.relevance_threshold = relevance_threshold
+        self.C = C
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _check_labels(self, y, layout):
+        check_relevance_threshold(self.relevance_threshold)
+        resolve_sampler(self.sampler, self.objective, self.gain)
+        good = layout.to_sorted(y >= self.relevance_threshold)
+        if not good.any():
+            raise ValueError(
+                f"relevance_threshold={self.relevance_threshold!r} is above every label "
+                f"(largest: {np.max(y)!r}): no document is good, so there is nothing to "
+                "rank. Lower relevance_threshold."
+            )
+        n_pos = layout.sum(good.astype(np.intp))
+        if not np.any((n_pos > 0) & (n_pos < layout.sizes)):
+            warnings.warn(
+                f"{type(self).__name__}: no query has both a good document (label >= "
+                f"relevance_threshold={self.relevance_threshold!r}) and a bad one, so the "
+                "loss is 0 and only the penalty is minimised (qid=None makes all rows one "
+                "query).",
+                UserWarning,
+            )
+
+    def _penalty_strength(self, settings, n_queries):
+        # mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2 / C) / n_queries
+        return 2.0 / (self.C * n_queries)
+
+    def _make_solver(self):
+        return LBFGS(max_iter=self.max_iter, tol=self.tol, ftol=self.tol)
+
+    def _fit_settings(self):
+        return FitSettings(
+            alpha=None,  # see _penalty_strength
+            early_stopping=False,
+            validation_fraction=0.2,
+            scoring="ndcg@10",  # printed with verbose only
+            tol=self.tol,
+            # L-BFGS decides when to stop (gtol, and scipy's relative decrease)
+            n_iter_no_change=self.max_iter + 1,
+            n_init=self.n_init,
+            restarts="best",
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+            verbose=self.verbose,
+            warm_start=self.warm_start,
+        )
