@@ -5,7 +5,7 @@ import inspect
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
-from skrank import BoltzRankRanker, ListNetRanker, QueryNormalizer, SoftRankRanker
+from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, QueryNormalizer, SoftRankRanker
 from skrank.utils._sklearn_compat import assert_docstring_consistency
 
 
@@ -35,6 +35,13 @@ RANKERS = [
           pairwise_hidden_layer_sizes=(5,)),
     _fast(BoltzRankRanker, n_samples=5, hidden_layer_sizes=(), output_activation="identity",
           solver="lbfgs", objective="likelihood"),
+    # LogRank: the default (exact closed form), a sampled convex model, the
+    # non-convex ExpGain on a small MLP with restarts
+    LogRankRanker(random_state=0),
+    LogRankRanker(objective="convex", gain="ndcg", n_samples=10, max_iter=50, random_state=0),
+    LogRankRanker(objective="expgain", gain="map", n_samples=10, walk_length=3,
+                  restart="graded", hidden_layer_sizes=(3,), n_init=2, max_iter=30,
+                  random_state=0),
 ]
 ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]
 

@@ -10,10 +10,23 @@ from skrank.losses import LOSSES, BoltzRankLoss, ListNetLoss, query_uniforms
 from skrank.metrics import make_ranking_scorer
 
 LOSS_NAMES = sorted(LOSSES)
+#: Every registered loss with its defaults, and other configurations whose
+#: computation differs (LogRank's default is a closed form; these sample).
+CONFIGS = {
+    **{name: {} for name in LOSS_NAMES},
+    "logrank-walk-convex-ndcg": ("logrank", {"objective": "convex", "gain": "ndcg",
+                                             "sampler": "walk", "restart": "graded"}),
+    "logrank-walk-expgain-map": ("logrank", {"objective": "expgain", "gain": "map",
+                                             "normalize_pairs": True}),
+}
 
 
-@pytest.fixture(params=LOSS_NAMES)
+@pytest.fixture(params=sorted(CONFIGS))
 def loss(request):
+    config = CONFIGS[request.param]
+    if isinstance(config, tuple):
+        name, params = config
+        return LOSSES[name](**params)
     return LOSSES[request.param]()
 
 

@@ -1,0 +1,433 @@
+"""LogRank (Dubey et al., ICDM 2009): closed forms, the walk, the objectives, the ranker."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.special import logsumexp, softmax
+
+from skrank import LogRankRanker, average_precision_score, ndcg_score
+from skrank._query import QueryLayout
+from skrank.datasets import make_ranking
+from skrank.losses import LogRankLoss
+from skrank.losses._logrank import restart_gains, sequence_gains
+from skrank.model_selection import RankerSearchCV
+
+OBJECTIVES = ["mle", "expgain", "l3", "convex"]
+GAINS = ["auc", "map", "ndcg"]
+MODELS = [("mle", "auc")] + [(o, g) for o in OBJECTIVES[1:] for g in GAINS]
+
+
+def _query(n_pos, n_neg, rng):
+    """One query: labels (good first, then shuffled), scores."""
+    y = np.array([1.0] * n_pos + [0.0] * n_neg)
+    perm = rng.permutation(y.size)
+    return y[perm], rng.normal(size=y.size)
+
+
+def _per_query(loss, y, s, qid, seed=0):
+    layout = QueryLayout(qid)
+    state = loss.prepare(y, layout, random_state=seed)
+    values, _ = loss._value_and_grad(layout.to_sorted(s), state)
+    return values, state
+
+
+# ----------------------------------------------------------------------
+# Closed forms over the relaxed space = brute force over all sign vectors
+def _brute_force(objective, y, s, normalize):
+    good, bad = np.flatnonzero(y >= 1), np.flatnonzero(y < 1)
+    d = (s[good][:, None] - s[bad][None, :]).ravel()
+    n = d.size
+    if normalize:
+        d = d / n
+    signs = np.array(list(itertools.product([-1.0, 1.0], repeat=n)))
+    logits = signs @ d  # w . phi(y)
+    ideal = d.sum()
+    auc = (signs > 0).mean(axis=1)
+    p = softmax(logits)
+    mle = logsumexp(logits) - ideal
+    if objective == "mle":
+        return mle
+    if objective == "expgain":
+        return -np.log(p @ auc)
+    if objective == "l3":
+        return mle + p @ (1.0 - auc)
+    return logsumexp(logits + 1.0 - auc) - ideal
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+@pytest.mark.parametrize("sizes", [(1, 1), (2, 3), (1, 5), (3, 4), (2, 6)])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_exact_auc_forms_equal_brute_force(objective, sizes, normalize, rng):
+    y, s = _query(*sizes, rng)
+    s = 2.0 * s
+    loss = LogRankLoss(objective, gain="auc", sampler="exact", normalize_pairs=normalize)
+    values, _ = _per_query(loss, y, s, np.zeros(y.size))
+    assert_allclose(values[0], _brute_force(objective, y, s, normalize), rtol=1e-12)
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_walk_equals_exact_when_the_sample_is_every_ranking(objective, rng):
+    """With one good document every sign vector is a total order: 2**n- rankings.
+
+    A sample that holds all of them (each once) gives the closed form.
+    """
+    ys, ss, qids = [], [], []
+    for q, n_neg in enumerate([1, 2, 3, 4]):
+        y, s = _query(1, n_neg, rng)
+        ys.append(y), ss.append(s), qids.append(np.full(y.size, q))
+    y, s, qid = map(np.concatenate, (ys, ss, qids))
+    walk = LogRankLoss(objective, gain="auc", sampler="walk", n_samples=300, walk_length=6)
+    values, state = _per_query(walk, y, s, qid)
+    assert_allclose(state.per_query["valid"].sum(axis=1), [2, 4, 8, 16])
+    exact, _ = _per_query(LogRankLoss(objective, gain="auc", sampler="exact"), y, s, qid)
+    assert_allclose(values, exact, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------
+# The walk
+def _orders(n_pos, n_neg):
+    """Every valid sign vector (as a tuple, good-major) of n+ goods and n- bads."""
+    labels = [1] * n_pos + [0] * n_neg
+    out = set()
+    for perm in itertools.permutations(range(n_pos + n_neg)):
+        rank = np.argsort(perm)
+        out.add(_signs(np.array(labels), rank))
+    return out
+
+
+def _signs(good, rank):
+    """y_gb = +1 when good g is above bad b (smaller rank), good-major order."""
+    g, b = np.flatnonzero(good == 1), np.flatnonzero(good == 0)
+    return tuple(np.where(rank[g][:, None] < rank[b][None, :], 1, -1).ravel())
+
+
+def test_samples_are_total_orders_with_their_coefficients(rng):
+    sizes = [6, 9, 1, 4, 12, 3]
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 3, size=qid.size).astype(float)
+    for restart in ("two", "graded"):
+        loss = LogRankLoss("convex", gain="ndcg", k=3, n_samples=30, walk_length=7,
+                           restart=restart)
+        layout = QueryLayout(qid)
+        state = loss.prepare(y, layout, random_state=3)
+        ranks, coef = state.per_row["ranks"], state.per_row["coef"]
+        good = state.per_row["good"]
+        for q in range(layout.n_queries):
+            a, b = layout.offsets[q], layout.offsets[q + 1]
+            if not state.per_query["informative"][q]:
+                assert (coef[a:b] == 0).all()
+                continue
+            g = good[a:b]
+            for i in range(ranks.shape[1]):
+                r = ranks[a:b, i].astype(int)
+                # a permutation of 1..m: a total order
+                assert sorted(r) == list(range(1, b - a + 1))
+                # c_j = documents of the other class below j minus those above
+                other = g[None, :] != g[:, None]
+                below = (r[None, :] > r[:, None]) & other
+                above = (r[None, :] < r[:, None]) & other
+                assert_allclose(coef[a:b, i], below.sum(1) - above.sum(1))
+            # sample 0 is the ideal ranking: every good above every bad
+            assert ranks[a:b, 0][g].max() < ranks[a:b, 0][~g].min()
+
+
+def test_gains_match_the_metrics(rng):
+    sizes = [8, 15, 5]
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 3, size=qid.size).astype(float)
+    y[[0, 8]] = [2, 0]  # both classes in every query
+    y[[1, 9]] = [0, 2]
+    for gain, k in [("auc", 10), ("map", 10), ("ndcg", 3), ("ndcg", 10)]:
+        loss = LogRankLoss("l3", gain=gain, k=k, sampler="walk", n_samples=25, walk_length=4)
+        layout = QueryLayout(qid)
+        state = loss.prepare(y, layout, random_state=0)
+        good = state.per_row["good"].astype(float)
+        for q in range(layout.n_queries):
+            a, b = layout.offsets[q], layout.offsets[q + 1]
+            for i in range(state.per_row["ranks"].shape[1]):
+                score = -state.per_row["ranks"][a:b, i].astype(float)
+                if gain == "auc":
+                    g, bd = score[good[a:b] == 1], score[good[a:b] == 0]
+                    expected = (g[:, None] > bd[None, :]).mean()
+                elif gain == "map":
+                    expected = average_precision_score(good[a:b], score, qid=np.zeros(b - a))
+                else:
+                    expected = ndcg_score(good[a:b], score, qid=np.zeros(b - a), k=k)
+                assert_allclose(state.per_query["gains"][q, i], expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("gain", GAINS)
+def test_restart_gains_are_the_gains_of_the_restart_sequences(gain):
+    n_pos, n_neg, width = np.array([1, 3, 4]), np.array([5, 2, 4]), 8
+    table = restart_gains(n_pos, n_neg, gain, 3, width)
+    for q in range(3):
+        for i in range(n_neg[q] + 1):
+            bits = np.zeros((1, width), dtype=np.int8)
+            bits[0, i:i + n_pos[q]] = 1
+            expected = sequence_gains(bits, n_pos[[q]], n_neg[[q]], gain, 3)[0]
+            assert_allclose(table[q, i], expected, rtol=1e-12)
+    assert_allclose(table[:, 0], 1.0)  # the ideal ranking
+
+
+def test_long_walk_visits_every_valid_ranking():
+    """n+ = 2, n- = 3: the walk reaches every sign vector that is a total order."""
+    y = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    loss = LogRankLoss("mle", sampler="walk", n_samples=2000, walk_length=50)
+    state = loss.prepare(y, QueryLayout(np.zeros(5)), random_state=0)
+    seen = {_signs(y, state.per_row["ranks"][:, i]) for i in range(2001)}
+    assert seen == _orders(2, 3)
+    assert state.per_query["valid"].sum() == len(seen)  # each ranking counted once
+
+
+def _theta(y, good_i, bad_j, n_pos, n_neg):
+    """Fig. 2's flip probability of pair (g, b) in sign matrix y (n+ x n-)."""
+    n_g = (y[good_i] > 0).sum()  # bads g beats
+    n_b = (y[:, bad_j] < 0).sum()  # goods b beats
+    if y[good_i, bad_j] > 0:
+        return (n_neg - n_g + n_b + 1) / (2 + n_pos + n_neg)
+    return (n_pos + n_g - n_b + 1) / (2 + n_pos + n_neg)
+
+
+@pytest.mark.parametrize("restart", ["two", "graded"])
+def test_walk_follows_figure_2(restart):
+    """The distribution after a few transitions is the literal Fig. 2 chain's.
+
+    The reference picks a (g, b) pair at random, flips it with probability
+    theta, rejects flips that leave no total order and repeats until one is
+    accepted: the accepted flip is distributed as theta over the valid flips.
+    Its distribution over sign vectors is propagated exactly from the restart
+    distribution and compared with the sampler's frequencies.
+    """
+    n_pos, n_neg, steps = 2, 3, 3
+    labels = np.array([1, 1, 0, 0, 0])
+    valid = sorted(_orders(n_pos, n_neg))
+    index = {v: i for i, v in enumerate(valid)}
+    transition = np.zeros((len(valid), len(valid)))
+    for v in valid:
+        y = np.array(v, dtype=float).reshape(n_pos, n_neg)
+        moves = []
+        for gi, bj in itertools.product(range(n_pos), range(n_neg)):
+            flipped = y.copy()
+            flipped[gi, bj] *= -1
+            key = tuple(flipped.astype(int).ravel())
+            if key in index:
+                moves.append((index[key], _theta(y, gi, bj, n_pos, n_neg)))
+        total = sum(t for _, t in moves)
+        for j, t in moves:
+            transition[index[v], j] += t / total
+    # restart distribution: the good block below i bad documents, documents
+    # of a class in random order
+    start = np.zeros(len(valid))
+    if restart == "two":
+        weights = {0: 0.9, n_neg: 0.1}
+    else:
+        delta = 1.0 - restart_gains(np.array([n_pos]), np.array([n_neg]), "auc", 10, 5)[0, :4]
+        w = np.exp(-10.0 * delta)
+        weights = dict(enumerate(w / w.sum()))
+    # the documents of a class take its slots in a random order
+    for i, w in weights.items():
+        sequence = [int(i <= r < i + n_pos) for r in range(5)]
+        orders = [np.array(p) for p in itertools.permutations(range(5))
+                  if [labels[d] for d in p] == sequence]
+        for order in orders:
+            start[index[_signs(labels, np.argsort(order))]] += w / len(orders)
+    n = 20000  # walks, each of its restart and `steps` transitions
+    loss = LogRankLoss("mle", sampler="walk", n_samples=n * (steps + 1), walk_length=steps + 1,
+                       restart=restart)
+    state = loss.prepare(labels.astype(float), QueryLayout(np.zeros(5)), random_state=1)
+    ranks = state.per_row["ranks"][:, 1:].reshape(5, n, steps + 1)
+    for step in range(steps + 1):
+        expected = start @ np.linalg.matrix_power(transition, step)
+        counts = np.zeros(len(valid))
+        for i in range(n):
+            counts[index[_signs(labels, ranks[:, i, step])]] += 1
+        # a few standard errors of a frequency
+        assert np.abs(counts / n - expected).max() < 4 * np.sqrt(0.25 / n), step
+
+
+# ----------------------------------------------------------------------
+# Objectives
+@pytest.mark.parametrize("objective, gain", MODELS)
+@pytest.mark.parametrize("sampler", ["auto", "walk"])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_finite_difference_gradient(objective, gain, sampler, normalize, rng):
+    sizes = [1, 4, 7, 3, 9]
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 3, size=qid.size).astype(float)
+    s = rng.normal(size=qid.size)
+    loss = LogRankLoss(objective, gain=gain, sampler=sampler, normalize_pairs=normalize,
+                       n_samples=20, k=3, restart="graded")
+    state = loss.prepare(y, QueryLayout(qid), random_state=0)
+    value, grad = loss.value_and_grad(s, state)
+    eps = 1e-6
+    numeric = np.array([
+        (loss.value_and_grad(s + eps * e, state)[0] - loss.value_and_grad(s - eps * e, state)[0])
+        / (2 * eps) for e in np.eye(s.size)
+    ])
+    assert np.isfinite(value)
+    assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("gain, sampler", [*((g, "walk") for g in GAINS), ("auc", "exact")])
+def test_convex_loss_bounds_mle_plus_expected_loss(gain, sampler, rng):
+    """Jensen (§3): ConvexLoss >= MLE + L2 = L3, per query, on the same sample."""
+    sizes = [5, 8, 3, 11]
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 3, size=qid.size).astype(float)
+    for _ in range(5):
+        s = 3.0 * rng.normal(size=qid.size)
+        convex, _ = _per_query(LogRankLoss("convex", gain=gain, sampler=sampler), y, s, qid)
+        l3, _ = _per_query(LogRankLoss("l3", gain=gain, sampler=sampler), y, s, qid)
+        mle, _ = _per_query(LogRankLoss("mle", gain=gain, sampler=sampler), y, s, qid)
+        assert (convex >= l3 - 1e-12).all()
+        assert (l3 >= mle - 1e-12).all()  # L2 >= 0
+        assert (convex > mle).any()
+
+
+def test_mle_is_minimal_when_the_ideal_ranking_dominates():
+    y = np.array([1.0, 0.0, 0.0, 1.0])
+    far = np.array([50.0, -50.0, -50.0, 50.0])
+    for sampler in ("exact", "walk"):
+        loss = LogRankLoss("mle", sampler=sampler)
+        assert _per_query(loss, y, far, np.zeros(4))[0][0] < 1e-40
+        assert _per_query(loss, y, -far, np.zeros(4))[0][0] > 100
+
+
+def test_queries_without_pairs_contribute_nothing(rng):
+    y = np.array([1.0, 1.0, 0.0, 0.0, 2.0, 0.0])
+    qid = np.array([0, 0, 1, 1, 2, 2])
+    s = rng.normal(size=6)
+    for objective, gain in MODELS:
+        for sampler in ("auto", "walk"):
+            values, _ = _per_query(LogRankLoss(objective, gain=gain, sampler=sampler), y, s, qid)
+            assert values[0] == 0.0 and values[1] == 0.0 and values[2] != 0.0
+
+
+def test_relevance_threshold_binarises_graded_labels(rng):
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    s = rng.normal(size=4)
+    high = LogRankLoss("mle", sampler="exact", relevance_threshold=2)
+    binary = LogRankLoss("mle", sampler="exact")
+    assert_allclose(_per_query(high, y, s, np.zeros(4))[0],
+                    _per_query(binary, (y >= 2).astype(float), s, np.zeros(4))[0], rtol=1e-14)
+
+
+def test_loss_rejects_bad_parameters():
+    with pytest.raises(ValueError, match="sampler='exact' has closed forms"):
+        LogRankLoss("convex", gain="ndcg", sampler="exact")
+    with pytest.raises(ValueError, match="relevance_threshold must be a finite number"):
+        LogRankLoss(relevance_threshold=np.nan)
+    with pytest.raises(ValueError, match="restart_skew"):
+        LogRankLoss(restart_skew=1.0)
+    with pytest.raises(ValueError, match="objective"):
+        LogRankLoss("likelihood")
+
+
+# ----------------------------------------------------------------------
+# The ranker
+@pytest.fixture
+def data():
+    return make_ranking(n_queries=25, n_docs=8, n_features=5, random_state=0)
+
+
+def _objective(ranker, X, y, qid, w):
+    """The paper's objective: sum of the query losses + ||w||^2 / C, and its gradient."""
+    loss = ranker._make_loss()
+    layout = QueryLayout(qid)
+    # the fit's first draw from random_state seeds the loss's sample
+    seed = np.random.RandomState(ranker.random_state).randint(np.iinfo(np.int32).max)
+    state = loss.prepare(y, layout, random_state=seed)
+    mean, grad = loss.value_and_grad(X @ w, state)
+    n = layout.n_queries
+    return n * mean + w @ w / ranker.C, n * (X.T @ grad) + 2 * w / ranker.C
+
+
+@pytest.mark.parametrize("objective, gain", [("convex", "ndcg"), ("convex", "auc"), ("mle", "auc"),
+                                             ("l3", "map")])
+def test_convex_objectives_reach_one_optimum_from_any_start(objective, gain, data, rng):
+    X, y, qid = data
+    kwargs = dict(objective=objective, gain=gain, C=0.5, tol=1e-12, max_iter=2000,
+                  random_state=0, n_samples=30)
+    first = LogRankRanker(**kwargs).fit(X, y, qid=qid)
+    ends = []
+    for _ in range(5):
+        ranker = LogRankRanker(warm_start=True, **kwargs)
+        ranker.fit(X, y, qid=qid)  # same random_state: the same sample
+        ranker.coef_ = 3.0 * rng.normal(size=X.shape[1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ranker.fit(X, y, qid=qid)
+        ends.append((ranker.loss_curve_[-1], ranker.coef_))
+    for value, coef in ends:
+        assert_allclose(value, first.loss_curve_[-1], rtol=1e-6)
+        assert_allclose(coef, first.coef_, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("sampler", ["exact", "walk"])
+def test_fitted_weights_minimise_the_papers_objective(sampler, data):
+    """coef_ is a stationary point of sum_q L_q + ||w||^2 / C (C as in the paper)."""
+    X, y, qid = data
+    ranker = LogRankRanker(objective="convex", gain="auc", sampler=sampler, C=2.0,
+                           tol=1e-12, max_iter=2000, random_state=0).fit(X, y, qid=qid)
+    value, grad = _objective(ranker, X, y, qid, ranker.coef_)
+    assert np.abs(grad).max() < 1e-5 * max(1.0, value)
+    stronger = LogRankRanker(objective="convex", gain="auc", sampler=sampler, C=0.2,
+                             tol=1e-12, max_iter=2000, random_state=0).fit(X, y, qid=qid)
+    assert np.linalg.norm(stronger.coef_) < np.linalg.norm(ranker.coef_)
+
+
+def test_expgain_restarts_keep_the_lowest_objective(data):
+    X, y, qid = data
+    one = LogRankRanker(objective="expgain", gain="map", random_state=0).fit(X, y, qid=qid)
+    many = LogRankRanker(objective="expgain", gain="map", n_init=4, random_state=0)
+    many.fit(X, y, qid=qid)
+    assert many.loss_curve_[-1] <= one.loss_curve_[-1] + 1e-12
+
+
+def test_hidden_layers_give_an_mlp(data):
+    X, y, qid = data
+    ranker = LogRankRanker(hidden_layer_sizes=(4,), random_state=0, max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranker.fit(X, y, qid=qid)
+    assert [w.shape for w in ranker.coefs_] == [(5, 4), (4, 1)]
+    assert not hasattr(ranker, "coef_")
+    assert ranker.score(X, y, qid=qid) > 0.7
+
+
+def test_ranker_rejects_bad_input_by_name(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=r"relevance_threshold=10 is above every label"):
+        LogRankRanker(relevance_threshold=10).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="relevance_threshold must be a finite number"):
+        LogRankRanker(relevance_threshold=np.inf).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="sampler='exact' has closed forms"):
+        LogRankRanker(sampler="exact", objective="expgain", gain="map").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="The 'C' parameter"):
+        LogRankRanker(C=0).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="The 'gain' parameter"):
+        LogRankRanker(gain="err").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="LogRankRanker has no early stopping"):
+        LogRankRanker().fit(X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
+
+
+def test_ranker_warns_when_no_query_has_a_pair(data):
+    X, y, qid = data
+    with pytest.warns(UserWarning, match="no query has both a good document"):
+        LogRankRanker().fit(X, np.ones_like(y), qid=qid)
+
+
+def test_ranker_search_over_c_objective_and_gain(data):
+    X, y, qid = data
+    search = RankerSearchCV(
+        LogRankRanker(random_state=0, n_samples=20),
+        {"C": [0.1, 1.0], "objective": ["mle", "convex"], "gain": ["auc", "ndcg"]},
+        scoring="ndcg@10", cv=3,
+    ).fit(X, y, qid=qid)
+    assert set(search.best_params_) == {"C", "objective", "gain"}
+    assert len(search.cv_results_["params"]) == 8
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.score(X, y, qid=qid) > 0.7
