@@ -22,7 +22,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from .datasets import load_letor_fold, load_rank_sample
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
-from .rankers import BoltzRankRanker, ListNetRanker, SoftRankRanker
+from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from .utils._routing import accepts_qid, predict_scores
 
 CUTOFFS = (1, 2, 3, 4, 5, 10)
@@ -35,8 +35,8 @@ class RankerEntry:
     """How ``compare`` builds a ranker: a factory and a small grid for the LETOR protocol.
 
     ``make(**params)`` builds the ranker. Under the LETOR protocol a ranker
-    whose ``fit`` takes ``qid`` gets it, and one whose ``fit`` takes
-    ``X_val`` gets the fold's vali split for early stopping too, monitored
+    whose ``fit`` takes ``qid`` gets it, and one with early stopping whose
+    ``fit`` takes ``X_val`` gets the fold's vali split for it too, monitored
     with LETOR's NDCG@10 (the criterion the grid point is chosen by).
     """
 
@@ -65,6 +65,10 @@ RANKERS = {
                                     random_state=0, **p),
         {"gain_weight": [0.9]},
     ),
+    "LogRank": RankerEntry(
+        lambda **p: LogRankRanker(random_state=0, **p),
+        {"C": [0.01, 0.1, 1.0]},
+    ),
 }
 
 
@@ -78,7 +82,8 @@ def _fit(est, train, vali):
     """Fit on the train split (with qid, and vali for early stopping, when accepted)."""
     X, y, qid = train
     kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
-    if "X_val" in inspect.signature(est.fit).parameters:
+    if "X_val" in inspect.signature(est.fit).parameters and est.get_params().get(
+            "early_stopping", False):
         kwargs.update(X_val=vali[0], y_val=vali[1], qid_val=vali[2])
     start = time.perf_counter()
     est.fit(X, y, **kwargs)
