@@ -9,9 +9,18 @@ tie) and evaluated on ``test``. Test NDCG@1, 3, 5, 10 and MAP are printed as
 mean ± std over the folds, all with ``convention="letor"`` (the official
 LETOR 3.0 evaluation script), with the mean seconds per fit. Seeds are fixed,
 so a run is reproducible. The protocol itself is
-:func:`skrank._compare.run_letor`; a new ranker takes part by registering in
+:func:`skrank._compare.run_letor` (run by :func:`letor`, one fold per
+worker); a new ranker takes part by registering in
 :data:`skrank._compare.RANKERS` and, for a larger grid than the job's, in
 :data:`GRIDS` here.
+
+LogRank (Dubey et al., ICDM 2009) takes part as its ten models: MLE and the
+three other objectives (ExpGain, L3, ConvexLoss) with each of the gains AUC,
+MAP and NDCG (:data:`LOGRANK_MODELS`, registered here as ``LogRank-MLE``,
+``LogRank-ExpGain-AUC`` .. ``LogRank-Convex-NDCG``, ``C`` chosen on vali from
+:data:`LOGRANK_GRID`); the table is followed by their goals
+(:data:`LOGRANK_GOALS`). The paper's own OHSUMED figures (§5) are on cleaned,
+binarised data (§5.1.1) and are not comparable with the LETOR protocol.
 
 ``--restarts-study`` runs only the study behind the ``restarts`` default: a
 single run, the best of 10 initialisations on vali, and their average, for
@@ -32,9 +41,14 @@ Data: OHSUMED of LETOR 3.0 (QueryLevelNorm), ``Fold1`` .. ``Fold5`` under
 ``$SKRANK_SHARED_DATA/ohsumed`` or ``../shared/data/ohsumed`` beside the
 repository. Run with::
 
-    python benchmarks/letor_ohsumed.py [--rankers Ridge ListNet SoftRank BoltzRank BoltzRank2]
+    python benchmarks/letor_ohsumed.py [--rankers Ridge ListNet SoftRank BoltzRank BoltzRank2
+                                                  LogRank LogRank-MLE LogRank-ExpGain-AUC ...]
                                        [--n-jobs 2]
                                        [--skip-studies]
+                                       [--restarts-study [ListNet] [SoftRank]]
+
+(``--rankers`` defaults to all of them: those of ``python -m skrank compare``
+and the ten LogRank models.)
 """
 
 import argparse
@@ -45,8 +59,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
 
+import skrank._compare as _compare
 from skrank import (
     ListNetRanker,
+    LogRankRanker,
     SoftRankRanker,
     cross_validate_ranker,
     load_letor_fold,
@@ -54,9 +70,39 @@ from skrank import (
     map_score,
     ndcg_score,
 )
-from skrank._compare import COLUMNS, LETOR_NDCG10, RANKERS, format_table, run_letor
+from skrank._compare import COLUMNS, LETOR_NDCG10, RankerEntry, format_table, run_letor
 
 from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
+
+#: LogRank's ten models: name -> (objective, gain); MLE does not use the gain.
+LOGRANK_MODELS = {"LogRank-MLE": ("mle", "auc")}
+LOGRANK_MODELS.update({
+    f"LogRank-{label}-{gain.upper()}": (objective, gain)
+    for objective, label in (("expgain", "ExpGain"), ("l3", "L3"), ("convex", "Convex"))
+    for gain in ("auc", "map", "ndcg")
+})
+#: LogRank's inverse regularisation C, chosen on vali (the loss is a sum over queries).
+LOGRANK_GRID = {"C": [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0]}
+
+
+def _logrank_maker(objective, gain):
+    return lambda **p: LogRankRanker(random_state=0, objective=objective, gain=gain, **p)
+
+
+def register_logrank():
+    """Add the ten LogRank models to :data:`skrank._compare.RANKERS` (idempotent).
+
+    Called at import, and again in each worker of :func:`letor`: joblib's
+    workers import ``skrank._compare`` afresh, without what this script added.
+    """
+    _compare.RANKERS.update({
+        name: RankerEntry(_logrank_maker(objective, gain), LOGRANK_GRID)
+        for name, (objective, gain) in LOGRANK_MODELS.items()
+    })
+
+
+register_logrank()
+RANKERS = _compare.RANKERS
 
 #: Grids of this benchmark (rankers not listed use their registered grid).
 GRIDS = {
@@ -74,6 +120,8 @@ GRIDS = {
     # BoltzRankRanker's Notes for the measurements behind them)
     "BoltzRank": {"gain_weight": [0.5, 0.9]},
     "BoltzRank2": {"gain_weight": [0.5, 0.9]},
+    # the defaults, on the grid of the ten models below
+    "LogRank": LOGRANK_GRID,
 }
 
 #: BoltzRank's Table 2 on OHSUMED (Volkovs and Zemel 2009): NDCG@1..5, MAP.
@@ -92,6 +140,11 @@ GOALS = {
 }
 #: SoftRank must also reach skrank's ListNet of the same run.
 AT_LEAST = {"SoftRank": "ListNet"}
+#: LogRank: the best of the ten models (by NDCG@10) must reach the published
+#: LETOR 3.0 ListNet, and every one of them LightGBM's lambdarank under this
+#: protocol.
+LOGRANK_GOALS = {"best": {"NDCG@10": 0.441, "MAP": 0.446},
+                 "every": {"NDCG@10": 0.426, "MAP": 0.430}}
 
 #: The claim study: one network size and budget for both losses.
 CLAIM_EPOCHS = 30
@@ -225,6 +278,34 @@ def restarts_study(n_jobs, log, rankers=("ListNet",)):
                       + "".join(f"{v:9.4f}" for v in values))
 
 
+def _letor_worker(names, folds, grids):
+    """One worker's share of :func:`letor`: run_letor on its folds, log lines kept."""
+    register_logrank()
+    messages = []
+    return run_letor(names, folds, log=messages.append, grids=grids), messages
+
+
+def letor(names, folds, *, log, grids, n_jobs):
+    """:func:`skrank._compare.run_letor`, in workers that know LogRank's ten models.
+
+    Same results and log as ``run_letor(names, folds, log=log, grids=grids,
+    n_jobs=n_jobs)``, whose workers would look the models up in a fresh
+    ``skrank._compare.RANKERS`` that never had them: here each worker
+    registers them and runs ``run_letor`` on one fold.
+    """
+    parts = Parallel(n_jobs=n_jobs)(delayed(_letor_worker)(names, [f], grids) for f in folds)
+    results = {}
+    for part, messages in parts:
+        for message in messages:
+            log(message)
+        for name, (table, times) in part.items():
+            rows, seconds = results.setdefault(name, ([], []))
+            rows.append(table)
+            seconds.append(times)
+    return {name: (np.concatenate(rows), np.concatenate(seconds))
+            for name, (rows, seconds) in results.items()}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rankers", nargs="+", default=list(RANKERS), choices=list(RANKERS))
@@ -244,7 +325,7 @@ def main(argv=None):
         restarts_study(args.n_jobs, log, args.restarts_study or ("ListNet",))
         return
 
-    results = run_letor(args.rankers, folds, log=log, grids=GRIDS, n_jobs=args.n_jobs)
+    results = letor(args.rankers, folds, log=log, grids=GRIDS, n_jobs=args.n_jobs)
     print(format_table(results, "OHSUMED, LETOR protocol, test mean ± std over 5 folds"))
     means = {name: dict(zip(COLUMNS, table.mean(axis=0))) for name, (table, _) in results.items()}
     for name, goal in GOALS.items():
@@ -264,6 +345,7 @@ def main(argv=None):
             ]
             print(f"{name} goal (at least skrank's {other}, same run): " + ", ".join(checks))
     boltzrank_goals(means)
+    logrank_goals(means)
     if not args.skip_studies:
         studies(args.n_jobs, log)
 
@@ -291,6 +373,30 @@ def boltzrank_goals(means):
         checks.append(f"mean NDCG@1..5 {ours:.4f} > ListNet's {theirs:.4f} "
                       f"({'met' if ours > theirs else 'NOT met'})")
     print(f"BoltzRank goal (better of BoltzRank1/2: {best}): " + ", ".join(checks))
+
+
+def logrank_goals(means):
+    """LogRank's ten models against the LETOR ListNet (the best) and LightGBM (every one)."""
+    names = [n for n in LOGRANK_MODELS if n in means]
+    if not names:
+        return
+
+    def checks(name, goal):
+        return ", ".join(
+            f"{metric} {means[name][metric]:.4f} >= {target} "
+            f"({'met' if means[name][metric] >= target else 'NOT met'})"
+            for metric, target in goal.items()
+        )
+
+    best = max(names, key=lambda n: means[n]["NDCG@10"])
+    print(f"LogRank goals ({len(names)} of the {len(LOGRANK_MODELS)} models in this run):")
+    print(f"  best by NDCG@10, {best} (published LETOR 3.0 ListNet baseline): "
+          + checks(best, LOGRANK_GOALS["best"]))
+    for name in names:
+        print(f"  {name:<22} (at least LightGBM lambdarank): "
+              + checks(name, LOGRANK_GOALS["every"]))
+    every = all(means[n][m] >= t for n in names for m, t in LOGRANK_GOALS["every"].items())
+    print(f"  every model at least LightGBM lambdarank: {'met' if every else 'NOT met'}")
 
 
 if __name__ == "__main__":
