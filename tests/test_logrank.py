@@ -389,7 +389,7 @@ def test_expgain_restarts_keep_the_lowest_objective(data):
 
 def test_hidden_layers_give_an_mlp(data):
     X, y, qid = data
-    ranker = LogRankRanker(hidden_layer_sizes=(4,), random_state=0, max_iter=50)
+    ranker = LogRankRanker(hidden_layer_sizes=(4,), C=1.0, random_state=0, max_iter=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ranker.fit(X, y, qid=qid)

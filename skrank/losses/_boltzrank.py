@@ -216,7 +216,7 @@ class BoltzRankLoss(ListwiseLoss):
             return value, dlogits
 
         return sample_objective(state.per_row["ranks"], per_query["scale"], s_sorted,
-                                state.layout, objective)
+                                state.layout, objective, state.cache)
 
 
 def gain_scorer(gain):

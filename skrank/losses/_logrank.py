@@ -248,7 +248,7 @@ class LogRankLoss(ListwiseLoss):
             return value, dlogits
 
         return sample_objective(state.per_row["coef"], per_query["scale"], s_sorted,
-                                state.layout, objective)
+                                state.layout, objective, state.cache)
 
     def _exact_value_and_grad(self, s_sorted, state):
         """The closed forms over the relaxed space (AUC gain, or MLE)."""

@@ -73,11 +73,11 @@ def cross_entropy(log_prob, prob, target):
 
 def sample_logits(coef, scale, s_sorted, layout):
     """Logits ``a_q C_q^T s_q`` of every sample of every query, shape (n_queries, k)."""
-    logits, _ = _sweep(coef, scale, s_sorted, layout, None)
+    logits, _ = _sweep(coef, scale, s_sorted, layout, None, None)
     return logits
 
 
-def sample_objective(coef, scale, s_sorted, layout, objective):
+def sample_objective(coef, scale, s_sorted, layout, objective, cache=None):
     """An objective of the per-query sample logits, and its gradient w.r.t. the scores.
 
     Parameters
@@ -94,6 +94,10 @@ def sample_objective(coef, scale, s_sorted, layout, objective):
         ``(len(queries), k)`` for the query numbers in the slice ``queries``;
         returns the per-query losses and their gradients with respect to the
         logits (same shape). Called once per chunk of queries.
+    cache : dict, default=None
+        Where the float64 coefficients are kept between calls on the same
+        state (e.g. ``LossState.cache``) when they fit :data:`MAX_CELLS`:
+        L-BFGS then converts them once per fit, not once per evaluation.
 
     Returns
     -------
@@ -101,7 +105,7 @@ def sample_objective(coef, scale, s_sorted, layout, objective):
     grad : ndarray of shape (n_samples,)
         Gradient of ``per_query.sum()`` w.r.t. the scores, sorted order.
     """
-    _, (per_query, grad) = _sweep(coef, scale, s_sorted, layout, objective)
+    _, (per_query, grad) = _sweep(coef, scale, s_sorted, layout, objective, cache)
     return per_query, grad
 
 
@@ -120,7 +124,7 @@ def _chunks(layout, k):
         lo = hi
 
 
-def _sweep(coef, scale, s_sorted, layout, objective):
+def _sweep(coef, scale, s_sorted, layout, objective, cache):
     """Logits of every query; with ``objective``, also its value and score gradient.
 
     The coefficients of a chunk of queries are converted to float64 once and
@@ -135,7 +139,12 @@ def _sweep(coef, scale, s_sorted, layout, objective):
         grad = np.empty(layout.n_samples)
     for lo, hi in _chunks(layout, k):
         base = offsets[lo]
-        block = coef[base:offsets[hi]].astype(np.float64)
+        if cache is not None and hi - lo == n_queries:  # one chunk: keep it
+            block = cache.get("coef64")
+            if block is None:
+                block = cache["coef64"] = coef.astype(np.float64)
+        else:
+            block = coef[base:offsets[hi]].astype(np.float64)
         bounds = offsets[lo:hi + 1] - base
         for q in range(lo, hi):
             a, b = bounds[q - lo], bounds[q - lo + 1]
