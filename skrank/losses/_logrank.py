@@ -363,12 +363,21 @@ def sequence_gains(bits, n_pos, n_neg, gain, k):
     goods_above = np.cumsum(bits, axis=1) - bits  # goods strictly above each slot
     if gain == "auc":
         bads_below = n_neg[:, None] - (slot - goods_above)
-        return np.where(bits, bads_below, 0).sum(axis=1) / (n_pos * n_neg)
+        return _row_sums(np.where(bits, bads_below, 0)) / (n_pos * n_neg)
     if gain == "map":
-        return np.where(bits, (goods_above + 1) / (slot + 1.0), 0.0).sum(axis=1) / n_pos
+        return _row_sums(np.where(bits, (goods_above + 1) / (slot + 1.0), 0.0)) / n_pos
     discount = np.where(slot < k, 1.0 / np.log2(slot + 2.0), 0.0)
     ideal = np.cumsum(discount)[np.minimum(n_pos, width) - 1]
-    return (bits * discount).sum(axis=1) / ideal
+    return _row_sums(bits * discount) / ideal
+
+
+def _row_sums(values):
+    """Sums along rows, added in order: the trailing padding (zeros) changes nothing.
+
+    (``sum`` adds pairwise, grouped by the row's length, so a query's gains
+    would depend in the last bit on the width of its block.)
+    """
+    return np.cumsum(values, axis=1)[:, -1]
 
 
 def restart_gains(n_pos, n_neg, gain, k, width):

@@ -124,6 +124,18 @@ def _chunks(layout, k):
         lo = hi
 
 
+def _pieces(coef, offsets, lo, hi):
+    """Each query's row slice and float64 coefficients, queries ``lo:hi``.
+
+    The coefficients of the chunk are converted once; each query's block is
+    a view of them.
+    """
+    base = offsets[lo]
+    block = coef[base:offsets[hi]].astype(np.float64)
+    bounds = offsets[lo:hi + 1].tolist()
+    return [(slice(a, b), block[a - base:b - base]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def _sweep(coef, scale, s_sorted, layout, objective, cache):
     """Logits of every query; with ``objective``, also its value and score gradient.
 
@@ -138,24 +150,20 @@ def _sweep(coef, scale, s_sorted, layout, objective, cache):
         per_query = np.empty(n_queries)
         grad = np.empty(layout.n_samples)
     for lo, hi in _chunks(layout, k):
-        base = offsets[lo]
         if cache is not None and hi - lo == n_queries:  # one chunk: keep it
-            block = cache.get("coef64")
-            if block is None:
-                block = cache["coef64"] = coef.astype(np.float64)
+            pieces = cache.get("coef64")
+            if pieces is None:
+                pieces = cache["coef64"] = _pieces(coef, offsets, lo, hi)
         else:
-            block = coef[base:offsets[hi]].astype(np.float64)
-        bounds = offsets[lo:hi + 1] - base
-        for q in range(lo, hi):
-            a, b = bounds[q - lo], bounds[q - lo + 1]
-            np.dot(s_sorted[base + a:base + b], block[a:b], out=logits[q])
+            pieces = _pieces(coef, offsets, lo, hi)
+        for q, (rows, block) in enumerate(pieces, lo):
+            np.dot(s_sorted[rows], block, out=logits[q])
         logits[lo:hi] *= scale[lo:hi, None]
         if objective is None:
             continue
         values, dlogits = objective(logits[lo:hi], slice(lo, hi))
         per_query[lo:hi] = values
         dlogits *= scale[lo:hi, None]
-        for q in range(lo, hi):
-            a, b = bounds[q - lo], bounds[q - lo + 1]
-            np.dot(block[a:b], dlogits[q - lo], out=grad[base + a:base + b])
+        for (rows, block), d in zip(pieces, dlogits):
+            np.dot(block, d, out=grad[rows])
     return logits, (None if objective is None else (per_query, grad))
