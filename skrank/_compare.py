@@ -67,7 +67,7 @@ RANKERS = {
     ),
     "LogRank": RankerEntry(
         lambda **p: LogRankRanker(random_state=0, **p),
-        {"C": [0.001, 0.01, 0.1]},
+        {"C": [0.01, 1.0, 100.0]},
     ),
 }
 

@@ -35,10 +35,11 @@ RANKERS = [
           pairwise_hidden_layer_sizes=(5,)),
     _fast(BoltzRankRanker, n_samples=5, hidden_layer_sizes=(), output_activation="identity",
           solver="lbfgs", objective="likelihood"),
-    # LogRank: the default (exact closed form), a sampled convex model, the
+    # LogRank: the default (sampled L3-NDCG), the AUC closed form, the
     # non-convex ExpGain on a small MLP with restarts
     LogRankRanker(random_state=0),
-    LogRankRanker(objective="convex", gain="ndcg", n_samples=10, max_iter=50, random_state=0),
+    LogRankRanker(objective="convex", gain="auc", normalize_pairs=False, max_iter=50,
+                  random_state=0),
     LogRankRanker(objective="expgain", gain="map", n_samples=10, walk_length=3,
                   restart="graded", hidden_layer_sizes=(3,), n_init=2, max_iter=30,
                   random_state=0),

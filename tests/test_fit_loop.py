@@ -468,7 +468,7 @@ def test_row_order_does_not_matter(ranker_class, data, hidden):
     """Rows are grouped by a stable sort, so shuffled rows give the same model."""
     X, y, qid = data
     perm = np.random.RandomState(1).permutation(len(y))
-    if LOSSES[ranker_class._loss].sampling:
+    if ranker_class()._make_loss().sampling:
         # a sampling loss draws per place in the query: keep each query's row
         # order and interleave the queries (reordering a query draws anew)
         slots = qid[perm]  # the query of each new place; its rows fill them in order

@@ -11,13 +11,14 @@ from skrank.metrics import make_ranking_scorer
 
 LOSS_NAMES = sorted(LOSSES)
 #: Every registered loss with its defaults, and other configurations whose
-#: computation differs (LogRank's default is a closed form; these sample).
+#: computation differs (LogRank's default samples; the AUC closed form does
+#: not; restarts "two" and the unnormalised map take other paths).
 CONFIGS = {
     **{name: {} for name in LOSS_NAMES},
-    "logrank-walk-convex-ndcg": ("logrank", {"objective": "convex", "gain": "ndcg",
-                                             "sampler": "walk", "restart": "graded"}),
-    "logrank-walk-expgain-map": ("logrank", {"objective": "expgain", "gain": "map",
-                                             "normalize_pairs": True}),
+    "logrank-exact-expgain-auc": ("logrank", {"objective": "expgain", "gain": "auc",
+                                              "normalize_pairs": False}),
+    "logrank-walk-convex-map-two": ("logrank", {"objective": "convex", "gain": "map",
+                                                "restart": "two", "normalize_pairs": False}),
 }
 
 
