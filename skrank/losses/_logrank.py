@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 
+from ..metrics._ranking import check_relevance_threshold
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
 from ._base import ListwiseLoss, LossState, _mix, _seed, query_uniforms
 from ._sampled import coefficient_dtype, log_softmax_rows, sample_objective
@@ -204,7 +205,7 @@ class LogRankLoss(ListwiseLoss):
         per_query = {"scale": scale, "informative": informative}
         if not self.exact:
             ranks, coef, gains, valid = walk_samples(
-                good, layout, n_samples=self.n_samples, walk_length=self.walk_length,
+                good, layout, n_pos, n_samples=self.n_samples, walk_length=self.walk_length,
                 restart=self.restart, restart_skew=self.restart_skew, gain=self.gain,
                 k=self.k, random_state=random_state,
             )
@@ -296,14 +297,6 @@ class LogRankLoss(ListwiseLoss):
         grad = (np.bincount(g, dd, minlength=layout.n_samples)
                 - np.bincount(b, dd, minlength=layout.n_samples))
         return per_query, grad
-
-
-def check_relevance_threshold(relevance_threshold):
-    """Raise if the threshold is not a finite number."""
-    if isinstance(relevance_threshold, (bool, np.bool_)) or not np.isfinite(relevance_threshold):
-        raise ValueError(
-            f"relevance_threshold must be a finite number; got {relevance_threshold!r}."
-        )
 
 
 def resolve_sampler(sampler, objective, gain):
@@ -404,9 +397,12 @@ def restart_gains(n_pos, n_neg, gain, k, width):
     return (cum[hi] - cum[lo]) / ideal
 
 
-def walk_samples(good, layout, *, n_samples, walk_length, restart, restart_skew, gain, k,
-                 random_state):
+def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restart_skew, gain,
+                 k, random_state):
     """The fixed sample of rankings of every query (see :class:`LogRankLoss`).
+
+    ``good`` marks the good rows (sorted order of ``layout``) and ``n_pos``
+    counts them per query.
 
     Returns
     -------
@@ -421,7 +417,6 @@ def walk_samples(good, layout, *, n_samples, walk_length, restart, restart_skew,
     """
     n_chains = n_samples + 1
     random_state = _seed(random_state)  # one seed for every block
-    n_pos = layout.sum(good.astype(np.intp))
     n_neg = layout.sizes - n_pos
     informative = (n_pos > 0) & (n_neg > 0)
     dtype = coefficient_dtype(layout.max_size)

@@ -144,6 +144,11 @@ def _check_scalars(k, relevance_threshold=1.0):
     """Checks that validate_params leaves open (bool passes as an integer)."""
     if isinstance(k, (bool, np.bool_)):
         raise ValueError(f"k must be a positive integer or None, got {k!r}.")
+    check_relevance_threshold(relevance_threshold)
+
+
+def check_relevance_threshold(relevance_threshold):
+    """Raise unless ``relevance_threshold`` is a finite number (not a bool)."""
     if isinstance(relevance_threshold, (bool, np.bool_)) or not np.isfinite(
         relevance_threshold
     ):

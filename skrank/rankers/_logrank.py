@@ -8,7 +8,8 @@ import numpy as np
 
 from .._core._solvers import LBFGS
 from ..losses import LogRankLoss
-from ..losses._logrank import check_relevance_threshold, resolve_sampler
+from ..losses._logrank import resolve_sampler
+from ..metrics._ranking import check_relevance_threshold
 from ..utils._sklearn_compat import Interval
 from ._base import FitSettings, NeuralRanker
 
