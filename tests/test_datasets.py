@@ -475,3 +475,129 @@ def test_load_letor_non_integer_qid(tmp_path):
     path.write_text("1 qid:7 1:0.5\n0 qid:7.5 1:0.5\n")
     with pytest.raises(ValueError):
         load_letor(path)
+
+
+# --------------------------------------------------------------------------
+# load_letor: zero- or one-based indices, line endings, qid range
+# --------------------------------------------------------------------------
+
+ONE_BASED_TRAIN = "1 qid:1 1:0.5 2:0.25\n0 qid:1 3:1.0\n"
+# Line 3 (after a comment and a data line) is the first with a feature 0.
+ZERO_BASED_TEST = "# zero-based\n0 qid:2 1:0.5\n1 qid:2 {field} 2:0.3\n"
+
+
+@pytest.mark.parametrize("field", ["0:0.7", "0:0.0"])
+def test_load_letor_zero_index_raises_when_one_based(tmp_path, field):
+    # An explicit zero ("0:0.0") is a stored entry too, and raises the same.
+    train = _write(tmp_path / "train.txt", ONE_BASED_TRAIN)
+    test = _write(tmp_path / "test.txt", ZERO_BASED_TEST.format(field=field))
+    X_train, _, _ = load_letor(train)
+    np.testing.assert_array_equal(X_train, [[0.5, 0.25, 0.0], [0.0, 0.0, 1.0]])
+    for kwargs in ({}, {"zero_based": False}):
+        with pytest.raises(ValueError, match="Line 3 .*zero_based=True") as excinfo:
+            load_letor(test, **kwargs)
+        assert str(test) in str(excinfo.value)
+
+
+def test_load_letor_zero_based_true_keeps_columns(tmp_path):
+    train = _write(tmp_path / "train.txt", ONE_BASED_TRAIN)
+    test = _write(tmp_path / "test.txt", ZERO_BASED_TEST.format(field="0:0.7"))
+    X_train, _, _ = load_letor(train, zero_based=True, n_features=4)
+    X_test, _, qid = load_letor(test, zero_based=True, n_features=4)
+    np.testing.assert_array_equal(X_train, [[0, 0.5, 0.25, 0], [0, 0, 0, 1.0]])
+    np.testing.assert_array_equal(X_test, [[0, 0.5, 0, 0], [0.7, 0, 0.3, 0]])
+    np.testing.assert_array_equal(qid, [2, 2])
+    # n_features is the number of columns in either mode: index 3 needs 4.
+    assert load_letor(train, zero_based=True)[0].shape == (2, 4)
+    assert load_letor(train, zero_based=False)[0].shape == (2, 3)
+    with pytest.raises(ValueError, match="n_features"):
+        load_letor(train, zero_based=True, n_features=3)
+
+
+def test_load_letor_fold_passes_zero_based(tmp_path):
+    folder = tmp_path / "Fold2"
+    _write(folder / "train.txt", ONE_BASED_TRAIN)
+    _write(folder / "vali.txt", "2 qid:3 3:0.5\n")
+    test = _write(folder / "test.txt", ZERO_BASED_TEST.format(field="0:0.7"))
+    with pytest.raises(ValueError, match="Line 3 .*zero_based=True") as excinfo:
+        load_letor_fold(tmp_path, 2)
+    assert str(test) in str(excinfo.value)
+    data = load_letor_fold(tmp_path, 2, zero_based=True)
+    np.testing.assert_array_equal(data.train[0], [[0, 0.5, 0.25, 0], [0, 0, 0, 1.0]])
+    np.testing.assert_array_equal(data.vali[0], [[0, 0, 0, 0.5]])
+    np.testing.assert_array_equal(data.test[0], [[0, 0.5, 0, 0], [0.7, 0, 0.3, 0]])
+
+
+@pytest.mark.parametrize("zero_based", [True, False])
+@pytest.mark.parametrize("dense", [True, False])
+def test_load_letor_round_trip_dump_svmlight(tmp_path, zero_based, dense):
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.RandomState(0)
+    X = np.round(rng.uniform(size=(6, 4)), 3)
+    X[:, 0] = 0.0  # no "0:" in a zero-based file, no "1:" in a one-based one
+    X[1, 2] = 0.0
+    y = np.array([2.0, 0.0, 1.0, 1.0, 0.0, 2.0])
+    qid = np.array([3, 3, 3, 8, 8, 8])
+    path = tmp_path / "dumped.txt"
+    dump_svmlight_file(X, y, str(path), query_id=qid, zero_based=zero_based)
+    X_got, y_got, qid_got = load_letor(path, zero_based=zero_based, dense=dense)
+    if not dense:
+        X_got = X_got.toarray()
+    np.testing.assert_array_equal(X_got, X)
+    np.testing.assert_array_equal(y_got, y)
+    np.testing.assert_array_equal(qid_got, qid)
+
+
+LF_LINES = [
+    "# a header comment",
+    "2 qid:7 1:1.0 3:0.5 #docid = a",
+    "",
+    "0 qid:7 2:1.0 #docid = b inc = 1",
+    "   # an indented comment",
+    "1 qid:9 1:0.5 2:0.5 # docid=c extra words",
+]
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["CR", "CRLF"])
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_load_letor_line_endings(tmp_path, newline, suffix):
+    def write(name, text):
+        data = text.encode()
+        path = tmp_path / (name + suffix)
+        path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+        return path
+
+    lf = write("lf", "\n".join(LF_LINES) + "\n")
+    other = write("other", newline.join(LF_LINES) + newline)
+    expected = load_letor(lf, return_docids=True)
+    assert expected[3].tolist() == ["a", "b", "c"]
+    got = load_letor(other, return_docids=True)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+    # A line number counts a lone "\r" as a line end too.
+    bad = write("bad", newline.join(LF_LINES + ["1 qid:9 0:0.5"]))
+    with pytest.raises(ValueError, match="Line 7 "):
+        load_letor(bad)
+
+
+@pytest.mark.parametrize(
+    "value", ["99999999999999999999", "-99999999999999999999", "9223372036854775808"]
+)
+def test_load_letor_qid_beyond_int64_raises(tmp_path, value):
+    path = _write(tmp_path / "big.txt", f"1 qid:1 1:0.5\n0 qid:{value} 1:0.5\n")
+    with pytest.raises(ValueError, match=rf"Line 2 .*qid.*{re.escape(value)}"):
+        load_letor(path)
+    # The largest int64 still loads.
+    path.write_text("1 qid:9223372036854775807 1:0.5\n")
+    assert load_letor(path)[2].tolist() == [2**63 - 1]
+
+
+@pytest.mark.parametrize("zero_based", ["auto", 1, None])
+def test_load_letor_rejects_bad_zero_based(tmp_path, zero_based):
+    path = _write(tmp_path / "Fold1" / "train.txt", "1 qid:1 1:0.5\n")
+    pattern = rf"'zero_based' parameter.*Got {re.escape(repr(zero_based))}"
+    with pytest.raises(ValueError, match=pattern):
+        load_letor(path, zero_based=zero_based)
+    with pytest.raises(ValueError, match=pattern):
+        load_letor_fold(tmp_path, 1, zero_based=zero_based)

@@ -12,13 +12,15 @@ five-fold ``Fold1`` .. ``Fold5`` layout of the LETOR benchmarks.
 
 import bz2
 import gzip
+import io
 import os
 import re
+from itertools import islice
 from numbers import Integral
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_files
+from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
 from ..utils._sklearn_compat import Interval, StrOptions, validate_params
@@ -31,6 +33,11 @@ _DOCID_PATTERN = re.compile(rb"(?:^|\s)docid\s*=\s*(\S+)")
 _FOLD_NAMES = [f"Fold{k}" for k in range(1, 6)]
 _SPLITS = ("train", "vali", "test")
 _SPLIT_SUFFIXES = (".txt", ".txt.gz")
+
+# A line ending other than "\n": "\r\n" (Windows) or a lone "\r" (old Mac).
+_CR_LINE_END = re.compile(rb"\r\n?")
+
+_INT64 = np.iinfo(np.int64)
 
 
 def _open_binary(path):
@@ -47,7 +54,27 @@ def _open_binary(path):
     return open(path, "rb")
 
 
-def _read_docids(path):
+def _read_text(path):
+    """The bytes of ``path``, decompressed, with every line ending ``"\\n"``.
+
+    scikit-learn's parser and the docid reader split lines at ``"\\n"``
+    only; a file that ends its lines with a lone ``"\\r"`` would otherwise be
+    one line, its ``#docid`` comment hiding every row after the first.
+    """
+    with _open_binary(path) as f:
+        text = f.read()
+    if b"\r" in text:
+        text = _CR_LINE_END.sub(b"\n", text)
+    return text
+
+
+def _line_number(text, row):
+    """The 1-based line number in ``text`` of data line ``row`` (0-based)."""
+    match = next(islice(_DATA_LINE.finditer(text), row, None))
+    return text.count(b"\n", 0, match.start()) + 1
+
+
+def _read_docids(text, path):
     """The ``#docid = <id>`` of every data line of ``path``, in file order.
 
     A line counts as a data line exactly when scikit-learn's SVMlight parser
@@ -56,7 +83,7 @@ def _read_docids(path):
     belongs to row ``i`` of the matrix.
     """
     docids = []
-    with _open_binary(path) as f:
+    with io.BytesIO(text) as f:
         for lineno, line in enumerate(f, start=1):
             data, hash_, comment = line.partition(b"#")
             if not data.split():
@@ -76,15 +103,13 @@ _DATA_LINE = re.compile(rb"^[ \t]*[^\s#]", re.M)
 _QID_FIELD = re.compile(rb"^(?=[ \t]*[^\s#])[^#\n]*?(?<!\S)qid:([^\s#]*)", re.M)
 
 
-def _read_qid(path, n_rows):
-    """The ``qid:<id>`` of every data line of ``path``, as int64.
+def _read_qid(text, path, n_rows):
+    """The ``qid:<id>`` of every data line of ``text``, as int64.
 
     scikit-learn's parser builds its qid array in time quadratic in the
     number of lines (20 s for 200,000 lines), so the ids are read here with
     two whole-file regular expressions instead, in linear time.
     """
-    with _open_binary(path) as f:
-        text = f.read()
     path = os.fspath(path)
     n_lines = len(_DATA_LINE.findall(text))
     if n_rows == 0 or n_lines == 0:
@@ -104,42 +129,101 @@ def _read_qid(path, n_rows):
         )
     try:
         return np.array(found).astype(np.int64)
-    except ValueError:
-        bad = next(v for v in found if not v.strip().lstrip(b"+-").isdigit())
+    except (ValueError, OverflowError):
+        # Every data line has one qid: entry ``row`` is on data line ``row``.
+        row, problem = next(
+            (row, problem)
+            for row, value in enumerate(found)
+            if (problem := _qid_problem(value)) is not None
+        )
         raise ValueError(
-            f"The file {path!r} has a non-integer qid {bad.decode(errors='replace')!r}."
+            f"Line {_line_number(text, row)} of {path!r} has {problem}."
         ) from None
 
 
-def _load_files(paths, *, n_features, dense, return_docids):
+def _qid_problem(value):
+    """Why the bytes ``value`` of a ``qid:`` field are no int64, or None."""
+    shown = value.decode(errors="replace")
+    try:
+        number = int(value)
+    except ValueError:
+        return f"a non-integer qid {shown!r}"
+    if not _INT64.min <= number <= _INT64.max:
+        return (
+            f"qid {shown}, beyond the int64 range [{_INT64.min}, "
+            f"{_INT64.max}] in which query ids are read"
+        )
+    return None
+
+
+def _shift_to_one_based(X, text, path):
+    """Turn the columns of ``X``, parsed as zero-based, to one-based, in place.
+
+    A feature index 0 has no column in a one-based file; it is a stored entry
+    of column 0 whatever its value, since scikit-learn's parser keeps explicit
+    zeros (``0:0.0``). Indices are unique and increasing within a row, so the
+    first stored 0 belongs to the first offending row.
+    """
+    if X.nnz and X.indices.min() == 0:
+        row = np.searchsorted(X.indptr, np.argmin(X.indices), side="right") - 1
+        raise ValueError(
+            f"Line {_line_number(text, row)} of {os.fspath(path)!r} has the "
+            "feature index 0, but zero_based=False reads one-based indices "
+            "(LETOR's convention). If the file is zero-based, as written by "
+            "sklearn.datasets.dump_svmlight_file(..., zero_based=True), pass "
+            "zero_based=True."
+        )
+    X.indices -= 1
+
+
+def _load_files(paths, *, n_features, dense, return_docids, zero_based):
     """Load several LETOR files to matrices of one width.
 
     Returns one ``(X, y, qid)`` or ``(X, y, qid, docids)`` tuple per path.
+    Every file is parsed with its indices taken as they are written
+    (``zero_based=True``), and shifted afterwards when ``zero_based=False``,
+    so that both conventions are decided by the caller, never by the file.
+    Only one file's text is held at a time.
     """
-    flat = load_svmlight_files(
-        [os.fspath(p) for p in paths],
-        n_features=n_features,
-        dtype=np.float64,
-        query_id=False,
-    )
     results = []
-    for i, path in enumerate(paths):
-        X, y = flat[2 * i : 2 * i + 2]
-        qid = _read_qid(path, X.shape[0])
-        y = np.asarray(y, dtype=np.float64)
-        if dense:
-            X = X.toarray()
-        out = (X, y, qid)
+    for path in paths:
+        text = _read_text(path)
+        X, y = load_svmlight_file(
+            io.BytesIO(text), dtype=np.float64, zero_based=True, query_id=False
+        )
+        qid = _read_qid(text, path, X.shape[0])
+        if not zero_based:
+            _shift_to_one_based(X, text, path)
+        out = [X, np.asarray(y, dtype=np.float64), qid]
         if return_docids:
-            docids = _read_docids(path)
+            docids = _read_docids(text, path)
             if docids.shape[0] != X.shape[0]:  # pragma: no cover - defensive
                 raise RuntimeError(
                     f"Read {docids.shape[0]} docids but {X.shape[0]} rows from "
                     f"{os.fspath(path)!r}."
                 )
-            out = out + (docids,)
+            out.append(docids)
         results.append(out)
-    return results
+        del text
+
+    # Columns each file needs: its largest column index plus one.
+    needed = [int(out[0].indices.max()) + 1 if out[0].nnz else 0 for out in results]
+    if n_features is None:
+        n_features = max(max(needed), 1)
+    for path, n_needed in zip(paths, needed):
+        if n_needed > n_features:
+            largest = n_needed if not zero_based else n_needed - 1
+            raise ValueError(
+                f"n_features was set to {n_features}, but {os.fspath(path)!r} "
+                f"has {n_needed} features (its largest feature index is "
+                f"{largest}, zero_based={zero_based})."
+            )
+    for out in results:
+        X = out[0]
+        X.resize((X.shape[0], n_features))  # in place; no entry is dropped
+        if dense:
+            out[0] = X.toarray()
+    return [tuple(out) for out in results]
 
 
 @validate_params(
@@ -148,15 +232,18 @@ def _load_files(paths, *, n_features, dense, return_docids):
         "n_features": [Interval(Integral, 1, None, closed="left"), None],
         "dense": ["boolean"],
         "return_docids": ["boolean"],
+        "zero_based": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def load_letor(path, *, n_features=None, dense=True, return_docids=False):
+def load_letor(
+    path, *, n_features=None, dense=True, return_docids=False, zero_based=False
+):
     """Load a learning-to-rank file in the LETOR / SVMlight format.
 
     Each line of the file is one query-document pair,
     ``<label> qid:<qid> <index>:<value> ... #docid = <id>``; feature indices
-    are one-based as in the LETOR distributions.
+    are one-based as in the LETOR distributions, unless ``zero_based=True``.
 
     Parameters
     ----------
@@ -166,8 +253,9 @@ def load_letor(path, *, n_features=None, dense=True, return_docids=False):
 
     n_features : int, default=None
         Number of columns of ``X``. ``None`` takes the largest feature index
-        found in the file. Pass the data set's width (45 for OHSUMED, 46 for
-        MQ2007/MQ2008, 136 for MSLR-WEB) so that separately loaded files agree.
+        found in the file (plus one when ``zero_based=True``). Pass the data
+        set's width (45 for OHSUMED, 46 for MQ2007/MQ2008, 136 for MSLR-WEB)
+        so that separately loaded files agree.
 
     dense : bool, default=True
         Return ``X`` as a dense array. With ``False`` it is the scipy sparse
@@ -177,6 +265,13 @@ def load_letor(path, *, n_features=None, dense=True, return_docids=False):
     return_docids : bool, default=False
         Also return the document id read from the ``#docid = <id>`` comment
         of every line.
+
+    zero_based : bool, default=False
+        Whether the feature indices of the file start at 0. ``False`` reads
+        them as one-based, LETOR's convention: feature ``1:`` is column 0,
+        and a feature ``0:`` raises a ``ValueError``. ``True`` reads them as
+        zero-based, as :func:`sklearn.datasets.dump_svmlight_file` writes
+        them by default: feature ``0:`` is column 0.
 
     Returns
     -------
@@ -196,7 +291,10 @@ def load_letor(path, *, n_features=None, dense=True, return_docids=False):
     ------
     ValueError
         If the file has no ``qid:`` fields (or only some of its lines have
-        one), or if ``return_docids=True`` and a data line has no docid.
+        one), a qid that is not an integer in the int64 range, a feature
+        ``0:`` while ``zero_based=False``, more features than ``n_features``,
+        or if ``return_docids=True`` and a data line has no docid. The
+        message names the file and, for a bad line, its line number.
     FileNotFoundError
         If ``path`` does not exist.
 
@@ -216,6 +314,24 @@ def load_letor(path, *, n_features=None, dense=True, return_docids=False):
     The query ids are read by skrank in linear time (scikit-learn's own
     ``query_id=True`` parsing is quadratic in the number of lines), so files
     of millions of lines load in seconds.
+
+    Lines may end in ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files);
+    the file is read into memory once and its line endings are made
+    ``\\n`` before parsing, so rows, qids and docids agree in every case and
+    a line number in an error message counts every kind of line end.
+
+    There is no ``zero_based="auto"``, unlike
+    :func:`sklearn.datasets.load_svmlight_file`: that heuristic decides per
+    file, shifting every column of a file that has no ``0:`` feature. Two
+    files of one data set can then disagree, a training file without ``0:``
+    loading one column to the left of a test file with one, and a
+    zero-based file whose first column is all zero (a column
+    ``dump_svmlight_file`` writes no entry for) loading shifted. The
+    convention is therefore the caller's: ``False`` for LETOR files, ``True``
+    for files written by ``dump_svmlight_file(..., zero_based=True)``. A
+    ``0:`` in a file read as one-based is detected; a zero-based file
+    without any ``0:`` read as one-based cannot be, and loads one column to
+    the left.
 
     Examples
     --------
@@ -241,7 +357,11 @@ def load_letor(path, *, n_features=None, dense=True, return_docids=False):
     ['d1', 'd2', 'd3']
     """
     (result,) = _load_files(
-        [path], n_features=n_features, dense=dense, return_docids=return_docids
+        [path],
+        n_features=n_features,
+        dense=dense,
+        return_docids=return_docids,
+        zero_based=zero_based,
     )
     return result
 
@@ -272,10 +392,13 @@ def _find_split_file(folder, split):
         "n_features": [Interval(Integral, 1, None, closed="left"), None],
         "dense": ["boolean"],
         "return_docids": ["boolean"],
+        "zero_based": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def load_letor_fold(root, fold, *, n_features=None, dense=True, return_docids=False):
+def load_letor_fold(
+    root, fold, *, n_features=None, dense=True, return_docids=False, zero_based=False
+):
     """Load the train, validation and test files of one LETOR fold.
 
     The LETOR benchmarks split their queries into five subsets and ship five
@@ -294,7 +417,7 @@ def load_letor_fold(root, fold, *, n_features=None, dense=True, return_docids=Fa
 
     n_features : int, default=None
         Number of columns of every ``X``. ``None`` takes the largest feature
-        index found in the three files.
+        index found in the three files (plus one when ``zero_based=True``).
 
     dense : bool, default=True
         Return every ``X`` as a dense array rather than sparse CSR.
@@ -302,6 +425,11 @@ def load_letor_fold(root, fold, *, n_features=None, dense=True, return_docids=Fa
     return_docids : bool, default=False
         Also return the document ids of every split, as in
         :func:`load_letor`.
+
+    zero_based : bool, default=False
+        Whether the feature indices of the three files start at 0, as in
+        :func:`load_letor`. ``False`` (one-based, LETOR's convention) raises
+        a ``ValueError`` on a feature ``0:`` in any of them.
 
     Returns
     -------
@@ -323,7 +451,8 @@ def load_letor_fold(root, fold, *, n_features=None, dense=True, return_docids=Fa
         that was tried.
     ValueError
         If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"``, or a
-        file has no ``qid:`` fields.
+        file is rejected by :func:`load_letor` (no ``qid:`` fields, a feature
+        ``0:`` with ``zero_based=False``, ...).
 
     See Also
     --------
@@ -333,6 +462,9 @@ def load_letor_fold(root, fold, *, n_features=None, dense=True, return_docids=Fa
     -----
     Each split is read from ``<split>.txt`` if present, otherwise from
     ``<split>.txt.gz``; the three splits may mix both forms.
+
+    The three files are read with one convention, ``zero_based``, never one
+    guessed per file (see :func:`load_letor`), so their columns agree.
 
     Examples
     --------
@@ -366,6 +498,10 @@ def load_letor_fold(root, fold, *, n_features=None, dense=True, return_docids=Fa
             f"for {'; '.join(missing)}."
         )
     results = _load_files(
-        paths, n_features=n_features, dense=dense, return_docids=return_docids
+        paths,
+        n_features=n_features,
+        dense=dense,
+        return_docids=return_docids,
+        zero_based=zero_based,
     )
     return Bunch(**dict(zip(_SPLITS, results)))
