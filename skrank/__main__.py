@@ -1,8 +1,8 @@
-"""Entry point of ``python -m skrank`` (see :mod:`skrank._compare`)."""
+"""Entry point of ``python -m skrank`` (see :mod:`skrank._cli`)."""
 
 import sys
 
-from ._compare import main
+from ._cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

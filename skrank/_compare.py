@@ -1,17 +1,16 @@
-"""``python -m skrank compare``: grouped comparison of the rankers.
+"""The comparison behind ``python -m skrank compare``, and the ranker registry.
 
 Every ranker of the package registers itself in :data:`RANKERS` with a
 factory and a small hyperparameter grid (used by the LETOR protocol); a
-pointwise Ridge regression is the baseline.
+pointwise Ridge regression is the baseline. ``python -m skrank fit`` builds
+its rankers from the same registry. The command line itself is in
+:mod:`skrank._cli`.
 """
 
-import argparse
 import inspect
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -19,7 +18,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.parallel import Parallel, delayed
 
-from .datasets import load_letor_fold, load_rank_sample
+from .datasets import load_letor_fold
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
@@ -172,53 +171,27 @@ def _letor_folds(path):
         return [path]
     folds = sorted(p for p in path.glob("Fold*") if p.is_dir())
     if not folds:
-        raise SystemExit(
-            f"--data {path}: expected a LETOR fold folder (train/vali/test files) "
+        raise ValueError(
+            f"{path}: expected a LETOR file, a LETOR fold folder (train/vali/test files) "
             "or a folder holding Fold1..Fold5."
         )
     return folds
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m skrank",
-        description="Listwise learning to rank for scikit-learn.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    compare = sub.add_parser(
-        "compare",
-        help="compare the rankers (grouped CV, or the LETOR protocol with --data)",
-        description=(
-            "Without --data: grouped K-fold cross-validation of every ranker with "
-            "default parameters on the bundled LightGBM sample (skrank's metric "
-            "convention). With --data: the LETOR protocol on each fold (train on "
-            "train, choose the grid point with the best vali NDCG@10, report test "
-            "with the LETOR convention); mean ± std over folds."
-        ),
-    )
-    compare.add_argument("--data", type=Path, help="LETOR fold folder, or a folder of Fold1..Fold5")
-    compare.add_argument("--cv", type=int, default=5, help="number of grouped folds (default 5)")
-    compare.add_argument(
-        "--rankers", nargs="+", choices=list(RANKERS), default=list(RANKERS),
-        help="rankers to compare (default: all)",
-    )
-    compare.add_argument("--n-jobs", type=int, default=None, help="joblib workers for the folds")
-    args = parser.parse_args(argv)
-    if args.cv < 2:
-        parser.error(f"--cv must be at least 2; got {args.cv}")
+    """Run ``python -m skrank`` (kept here for callers of ``skrank._compare.main``).
 
-    def log(message):
-        print(message, file=sys.stderr, flush=True)
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The command-line arguments, e.g. ``["compare", "--cv", "3"]``; None
+        reads ``sys.argv[1:]``.
 
-    if args.data is None:
-        X, y, qid = load_rank_sample(subset="all")
-        log(f"LightGBM lambdarank sample: {X.shape[0]} rows, {np.unique(qid).size} queries")
-        results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs, log=log)
-        title = f"{args.cv}-fold grouped CV on the bundled sample: mean ± std over folds"
-    else:
-        folds = _letor_folds(args.data)
-        results = run_letor(args.rankers, folds, log=log, n_jobs=args.n_jobs)
-        title = (f"LETOR protocol on {len(folds)} fold(s) of {args.data}, LETOR convention: "
-                 "test mean ± std over folds")
-    print(format_table(results, title))
-    return 0
+    Returns
+    -------
+    status : int
+        The exit status of :func:`skrank._cli.main`.
+    """
+    from ._cli import main as cli_main  # _cli imports this module
+
+    return cli_main(argv)

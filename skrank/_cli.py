@@ -1,0 +1,403 @@
+"""The command line, ``python -m skrank {fit,predict,evaluate,compare}``.
+
+``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
+files (read with :func:`skrank.datasets.load_letor`); ``compare`` runs the
+grouped comparison of :mod:`skrank._compare`. Results go to stdout, progress
+and errors to stderr; an error in the data or the files is one line on
+stderr and exit status 1, a usage error exit status 2 (argparse's).
+"""
+
+import argparse
+import ast
+import sys
+import time
+from pathlib import Path
+
+import joblib
+import numpy as np
+
+from . import __version__
+from ._compare import RANKERS, _letor_folds, format_table, run_cv, run_letor
+from .datasets import load_letor, load_rank_sample
+from .metrics import CONVENTIONS, map_score, ndcg_score
+from .utils._routing import accepts_qid, predict_scores
+
+__all__ = ["main"]
+
+PROG = "python -m skrank"
+
+#: What ``fit`` saves with :func:`joblib.dump` and ``predict`` checks it reads.
+MODEL_FORMAT = "skrank-model/1"
+
+DEFAULT_CUTOFFS = (1, 3, 5, 10)
+
+
+class CommandError(Exception):
+    """An error of the user's files or data: reported in one line, exit status 1."""
+
+
+def _log(message):
+    """A progress or status line, on stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------
+# Argument types
+def _param(text):
+    """``name=value`` of ``--param``: value by :func:`ast.literal_eval`, else the string."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected name=value; got {text!r}")
+    try:
+        value = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass  # a bare word such as adam or relu is the string itself
+    return name, value
+
+
+def _positive_int(text):
+    """An int >= 1 (``--k``, ``--n-features``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
+
+
+# ----------------------------------------------------------------------
+# Files
+def _load(path, *, n_features=None):
+    """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+    start = time.perf_counter()
+    try:
+        X, y, qid = load_letor(path, n_features=n_features)
+    except (ValueError, OSError) as exc:
+        raise CommandError(f"cannot read {path} as a LETOR file: {exc}") from None
+    _log(f"loaded {X.shape[0]} rows, {np.unique(qid).size} queries, {X.shape[1]} features "
+         f"from {path} in {time.perf_counter() - start:.1f} s")
+    return X, y, qid
+
+
+def _read_scores(path):
+    """One float per non-blank line of ``path`` (``-``: stdin)."""
+    name = "stdin" if path == "-" else str(path)
+    try:
+        if path == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read {name}: {exc}") from None
+    scores = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = float(line)
+        except ValueError:
+            raise CommandError(
+                f"line {lineno} of {name} is not a number: {line.strip()!r}; "
+                "expected one score per line"
+            ) from None
+        if not np.isfinite(value):
+            raise CommandError(f"line {lineno} of {name} is not a finite score: {line.strip()!r}")
+        scores.append(value)
+    return np.asarray(scores, dtype=np.float64)
+
+
+def _write_lines(lines, out):
+    """Write ``lines`` to the file ``out``, or to stdout when ``out`` is None or ``-``."""
+    text = "".join(f"{line}\n" for line in lines)
+    if out is None or str(out) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        Path(out).write_text(text)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc}") from None
+
+
+# ----------------------------------------------------------------------
+# Subcommands
+def _cmd_fit(args, parser):
+    entry = RANKERS[args.ranker]
+    est = entry.make()
+    params = dict(args.param or [])
+    valid = est.get_params()
+    unknown = [name for name in params if name not in valid]
+    if unknown:
+        parser.error(
+            f"--param: {args.ranker} has no parameter {', '.join(map(repr, unknown))}; "
+            f"its parameters are {', '.join(sorted(valid))}"
+        )
+    est.set_params(**params)
+    X, y, qid = _load(args.train, n_features=args.n_features)
+    kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    _log(f"fitting {args.ranker}({shown}) ...")
+    start = time.perf_counter()
+    try:
+        est.fit(X, y, **kwargs)
+    except (ValueError, TypeError) as exc:  # invalid parameter values among them
+        raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
+    _log(f"fitted {args.ranker} in {time.perf_counter() - start:.1f} s")
+    payload = {
+        "format": MODEL_FORMAT,
+        "skrank_version": __version__,
+        "ranker": args.ranker,
+        "params": params,
+        "n_features": X.shape[1],
+        "estimator": est,
+    }
+    try:
+        joblib.dump(payload, args.out)
+    except OSError as exc:
+        raise CommandError(f"cannot write {args.out}: {exc}") from None
+    _log(f"saved model to {args.out}")
+    return 0
+
+
+def _load_model(path):
+    """The payload saved by ``fit``; errors as :class:`CommandError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+    try:
+        payload = joblib.load(path)
+    except Exception as exc:  # joblib/pickle raise many types for a foreign file
+        raise CommandError(f"cannot read {path} as a model: {exc!r}") from None
+    if not (isinstance(payload, dict) and payload.get("format") == MODEL_FORMAT):
+        raise CommandError(
+            f"{path} is not a model saved by '{PROG} fit' (expected {MODEL_FORMAT!r})"
+        )
+    return payload
+
+
+def _cmd_predict(args, parser):
+    payload = _load_model(args.model)
+    _log(f"model: {payload['ranker']} with {payload['n_features']} features "
+         f"(skrank {payload['skrank_version']})")
+    X, _, qid = _load(args.file, n_features=payload["n_features"])
+    start = time.perf_counter()
+    try:
+        scores = predict_scores(payload["estimator"], X, qid)
+    except ValueError as exc:
+        raise CommandError(f"predicting {args.file} failed: {exc}") from None
+    _log(f"scored {scores.shape[0]} rows in {time.perf_counter() - start:.1f} s")
+    # repr: the shortest text that reads back to the same float
+    _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out)
+    if args.out is not None and str(args.out) != "-":
+        _log(f"wrote {scores.shape[0]} scores to {args.out}")
+    return 0
+
+
+def _cmd_evaluate(args, parser):
+    _, y, qid = _load(args.file)
+    scores = _read_scores(args.scores)
+    if scores.shape[0] != y.shape[0]:
+        raise CommandError(
+            f"{args.scores} has {scores.shape[0]} scores but {args.file} has {y.shape[0]} "
+            "rows; expected one score per row, in the file's order"
+        )
+    conv = args.convention
+    _log(f"convention {conv!r}: " + ", ".join(f"{k}={v}" for k, v in CONVENTIONS[conv].items())
+         + "; MAP counts label >= 1 as relevant")
+    lines = [f"NDCG@{k}\t{ndcg_score(y, scores, qid=qid, k=k, convention=conv):.6f}"
+             for k in args.k]
+    lines.append(f"MAP\t{map_score(y, scores, qid=qid, convention=conv):.6f}")
+    _write_lines(lines, None)
+    return 0
+
+
+def _cmd_compare(args, parser):
+    if args.cv < 2:
+        parser.error(f"--cv must be at least 2; got {args.cv}")
+    if args.path is not None and args.data is not None:
+        parser.error(f"give DATA or --data, not both; got {args.path} and --data {args.data}")
+    path = args.path if args.path is not None else args.data
+    if path is None:
+        X, y, qid = load_rank_sample(subset="all")
+        _log(f"LightGBM lambdarank sample: {X.shape[0]} rows, {np.unique(qid).size} queries")
+        where = "the bundled sample"
+    elif path.is_file():
+        X, y, qid = _load(path)
+        where = str(path)
+    elif path.is_dir():
+        try:
+            folds = _letor_folds(path)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
+        print(format_table(results, (
+            f"LETOR protocol on {len(folds)} fold(s) of {path}, LETOR convention: "
+            "test mean ± std over folds")))
+        return 0
+    else:
+        raise CommandError(f"{path}: no such file or folder")
+    n_queries = np.unique(qid).size
+    if n_queries < args.cv:
+        raise CommandError(
+            f"--cv {args.cv} needs at least {args.cv} queries; {where} has {n_queries}"
+        )
+    results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs, log=_log)
+    print(format_table(results, (
+        f"{args.cv}-fold grouped CV on {where}, skrank convention: mean ± std over folds")))
+    return 0
+
+
+# ----------------------------------------------------------------------
+# Parser
+def _build_parser():
+    """The parser of ``python -m skrank`` and its four subcommands."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Listwise learning to rank for scikit-learn.",
+        epilog=f"'{PROG} COMMAND --help' describes each command.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    names = ", ".join(RANKERS)
+
+    fit = sub.add_parser(
+        "fit", help="fit a ranker on a LETOR file and save it",
+        description=(
+            "Fit a ranker on a LETOR / SVMlight file (<label> qid:<id> <index>:<value> ..., "
+            "one-based feature indices) and save it with joblib. The rankers are those "
+            f"of 'compare' ({names}) with their default parameters (random_state=0), "
+            "changed by --param."
+        ),
+    )
+    fit.add_argument("train", type=Path, metavar="TRAIN", help="LETOR file to fit on")
+    fit.add_argument("--ranker", required=True, choices=list(RANKERS), help="ranker to fit")
+    fit.add_argument("--out", required=True, type=Path, help="where to save the model (joblib)")
+    fit.add_argument(
+        "--param", type=_param, action="append", metavar="NAME=VALUE",
+        help=("set a parameter of the ranker; repeat for several. VALUE is a Python literal "
+              "(10, 1e-3, (5,), None, True) or else a string (--param solver=adam)"),
+    )
+    fit.add_argument(
+        "--n-features", type=_positive_int, metavar="N",
+        help="width of X (default: the largest feature index in TRAIN)",
+    )
+    fit.set_defaults(run=_cmd_fit, parser=fit)
+
+    predict = sub.add_parser(
+        "predict", help="score a LETOR file with a saved model",
+        description=(
+            "Score every row of a LETOR file with a model saved by 'fit': one score per "
+            "line, in the file's row order. The file is read with the model's number of "
+            "features, and rankers that score a query's documents jointly get its qid."
+        ),
+    )
+    predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
+    predict.add_argument("file", type=Path, metavar="FILE", help="LETOR file to score")
+    predict.add_argument("--out", type=Path, metavar="SCORES",
+                         help="file for the scores (default: stdout)")
+    predict.set_defaults(run=_cmd_predict, parser=predict)
+
+    evaluate = sub.add_parser(
+        "evaluate", help="NDCG@k and MAP of scores against a LETOR file's labels",
+        description=(
+            "Print NDCG@k for each k and MAP (mean over queries) of the scores, one "
+            "'NAME<TAB>VALUE' line each. SCORES holds one float per line, one line per "
+            "row of FILE in its order ('-': stdin). The metric convention is skrank's "
+            "(gain 2^label - 1, log2 discount, tied scores averaged over their orders) "
+            "unless --convention says otherwise; 'letor' is the official LETOR 3.0 "
+            "script's (Eval-Score-3.0.pl)."
+        ),
+    )
+    evaluate.add_argument("file", type=Path, metavar="FILE", help="LETOR file with labels and qid")
+    evaluate.add_argument("scores", metavar="SCORES", help="scores, one per line ('-': stdin)")
+    evaluate.add_argument("--k", type=_positive_int, nargs="+", default=list(DEFAULT_CUTOFFS),
+                          help="NDCG cutoffs (default: 1 3 5 10)")
+    evaluate.add_argument("--convention", choices=list(CONVENTIONS), default="skrank",
+                          help="metric convention (default: skrank)")
+    evaluate.set_defaults(run=_cmd_evaluate, parser=evaluate)
+
+    compare = sub.add_parser(
+        "compare",
+        help="compare the rankers (grouped CV, or the LETOR protocol on fold folders)",
+        description=(
+            "Without DATA: grouped K-fold cross-validation of every ranker with "
+            "default parameters on the bundled LightGBM sample (skrank's metric "
+            "convention). With DATA a LETOR file: the same cross-validation on that "
+            "file's queries. With DATA a folder: the LETOR protocol on each fold (train on "
+            "train, choose the grid point with the best vali NDCG@10, report test "
+            "with the LETOR convention); mean ± std over folds."
+        ),
+    )
+    compare.add_argument(
+        "path", nargs="?", type=Path, metavar="DATA",
+        help="a LETOR file, a LETOR fold folder, or a folder of Fold1..Fold5 (same as --data)",
+    )
+    compare.add_argument("--data", type=Path,
+                         help="a LETOR file, a fold folder, or a folder of Fold1..Fold5")
+    compare.add_argument("--cv", type=int, default=5,
+                         help="number of grouped folds of the cross-validation (default 5)")
+    compare.add_argument(
+        "--rankers", nargs="+", choices=list(RANKERS), default=list(RANKERS),
+        help="rankers to compare (default: all)",
+    )
+    compare.add_argument("--n-jobs", type=int, default=None, help="joblib workers for the folds")
+    compare.set_defaults(run=_cmd_compare, parser=compare)
+    return parser
+
+
+def main(argv=None):
+    """Run ``python -m skrank`` with the command-line arguments ``argv``.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments after the program name, e.g.
+        ``["fit", "train.txt", "--ranker", "ListNet", "--out", "model.joblib"]``.
+        None reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    status : int
+        0 on success; 1 when a file is missing or unreadable, or the data do
+        not fit the command (the message is printed on stderr).
+
+    Raises
+    ------
+    SystemExit
+        On a usage error (exit status 2, from :mod:`argparse`, message on
+        stderr) and for ``--help``.
+
+    See Also
+    --------
+    skrank.datasets.load_letor : How the LETOR files are read.
+    skrank.metrics.ndcg_score : The NDCG that ``evaluate`` prints.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from skrank._cli import main
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     data = os.path.join(folder, "data.txt")
+    ...     scores = os.path.join(folder, "scores.txt")
+    ...     with open(data, "w") as f:
+    ...         _ = f.write("2 qid:1 1:0.9\\n0 qid:1 1:0.1\\n1 qid:2 1:0.5\\n0 qid:2 1:0.7\\n")
+    ...     with open(scores, "w") as f:
+    ...         _ = f.write("0.9\\n0.1\\n0.5\\n0.7\\n")
+    ...     main(["evaluate", data, scores, "--k", "1"])  # doctest: +NORMALIZE_WHITESPACE
+    NDCG@1 0.500000
+    MAP 0.750000
+    0
+    """
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args, args.parser)
+    except CommandError as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr, flush=True)
+        return 1

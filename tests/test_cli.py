@@ -1,0 +1,278 @@
+"""The command line: ``python -m skrank fit / predict / evaluate / compare FILE``."""
+
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+from sklearn.linear_model import Ridge
+
+from skrank import (
+    BoltzRankRanker,
+    ListNetRanker,
+    load_letor,
+    make_ranking,
+    map_score,
+    ndcg_score,
+)
+from skrank._cli import _param, main
+from skrank.model_selection import cross_validate_ranker
+
+N_FEATURES = 5
+
+
+def _write_letor(path, X, y, qid):
+    dump_svmlight_file(X, y, str(path), query_id=qid, zero_based=False)
+    return path
+
+
+@pytest.fixture
+def train_file(tmp_path):
+    """24 queries of 3..8 documents, 5 features, one-based LETOR text."""
+    X, y, qid = make_ranking(n_queries=24, n_docs=(3, 8), n_features=N_FEATURES, random_state=0)
+    return _write_letor(tmp_path / "train.txt", X, y, qid)
+
+
+@pytest.fixture
+def test_file(tmp_path):
+    """10 other queries, rows shuffled across queries, last feature all zero.
+
+    The zero column never appears in the file, so read on its own the file
+    would have 4 features: ``predict`` must use the model's 5.
+    """
+    X, y, qid = make_ranking(n_queries=10, n_docs=(3, 8), n_features=N_FEATURES, random_state=1)
+    X[:, -1] = 0.0
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    return _write_letor(tmp_path / "test.txt", X[perm], y[perm], qid[perm])
+
+
+def _metrics(out):
+    """``NAME<TAB>VALUE`` lines of evaluate's stdout, as a dict."""
+    pairs = [line.split("\t") for line in out.strip().splitlines()]
+    assert all(len(pair) == 2 for pair in pairs), out
+    return {name: float(value) for name, value in pairs}
+
+
+# name, --param values, the same model built in Python, whether predict gets qid
+ROUND_TRIPS = {
+    "Ridge": (["alpha=10.0"], lambda: Ridge(alpha=10.0), False),
+    "ListNet": (
+        ["alpha=0.01", "max_iter=30", "hidden_layer_sizes=(3,)", "solver=lbfgs"],
+        lambda: ListNetRanker(random_state=0, alpha=0.01, max_iter=30,
+                              hidden_layer_sizes=(3,), solver="lbfgs"),
+        False,
+    ),
+    # a pairwise potential scores a query's documents jointly: predict needs qid
+    "BoltzRank2": (
+        ["max_iter=3"],
+        lambda: BoltzRankRanker(hidden_layer_sizes=(3,), pairwise_hidden_layer_sizes=(5,),
+                                random_state=0, max_iter=3),
+        True,
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", list(ROUND_TRIPS))
+def test_fit_predict_evaluate_round_trip(name, train_file, test_file, tmp_path, capsys):
+    params, make, joint = ROUND_TRIPS[name]
+    model, scores_file = tmp_path / "model.joblib", tmp_path / "scores.txt"
+    argv = ["fit", str(train_file), "--ranker", name, "--out", str(model)]
+    assert main(argv + [a for p in params for a in ("--param", p)]) == 0
+    assert f"fitted {name} in" in capsys.readouterr().err
+    assert main(["predict", str(model), str(test_file), "--out", str(scores_file)]) == 0
+    assert "loaded " in capsys.readouterr().err
+
+    X, y, qid = load_letor(train_file)
+    Xt, yt, qt = load_letor(test_file, n_features=N_FEATURES)
+    assert load_letor(test_file)[0].shape[1] == N_FEATURES - 1  # guards the fixture
+    est = make().fit(X, y) if name == "Ridge" else make().fit(X, y, qid=qid)
+    expected = est.predict(Xt, qid=qt) if joint else est.predict(Xt)
+    scores = np.loadtxt(scores_file)
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=0)
+    if joint:  # the scores do depend on the query ids given to predict
+        with pytest.warns(UserWarning):
+            assert not np.allclose(est.predict(Xt), scores)
+
+    payload = joblib.load(model)
+    assert payload["n_features"] == N_FEATURES and payload["ranker"] == name
+
+    assert main(["evaluate", str(test_file), str(scores_file)]) == 0
+    captured = capsys.readouterr()
+    metrics = _metrics(captured.out)
+    assert list(metrics) == ["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"]
+    for k in (1, 3, 5, 10):
+        expected_ndcg = ndcg_score(yt, expected, qid=qt, k=k)
+        assert metrics[f"NDCG@{k}"] == pytest.approx(expected_ndcg, abs=5e-7)
+    assert metrics["MAP"] == pytest.approx(map_score(yt, expected, qid=qt), abs=5e-7)
+    assert "convention 'skrank'" in captured.err
+
+
+@pytest.mark.parametrize("convention", ["skrank", "letor", "sklearn"])
+def test_evaluate_follows_the_convention(convention, test_file, tmp_path, capsys):
+    _, y, qid = load_letor(test_file)
+    # rounded scores: ties, which the conventions resolve differently
+    scores = np.round(np.random.default_rng(0).normal(size=y.shape[0]), 1)
+    (tmp_path / "scores.txt").write_text("".join(f"{s}\n" for s in scores))
+    argv = ["evaluate", str(test_file), str(tmp_path / "scores.txt"), "--k", "2", "7",
+            "--convention", convention]
+    assert main(argv) == 0
+    metrics = _metrics(capsys.readouterr().out)
+    assert list(metrics) == ["NDCG@2", "NDCG@7", "MAP"]
+    for k in (2, 7):
+        assert metrics[f"NDCG@{k}"] == pytest.approx(
+            ndcg_score(y, scores, qid=qid, k=k, convention=convention), abs=5e-7)
+    assert metrics["MAP"] == pytest.approx(map_score(y, scores, qid=qid, convention=convention),
+                                           abs=5e-7)
+
+
+def test_predict_writes_stdout_by_default(train_file, test_file, tmp_path, capsys):
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(test_file)]) == 0
+    captured = capsys.readouterr()
+    Xt, _, _ = load_letor(test_file, n_features=N_FEATURES)
+    X, y, _ = load_letor(train_file)
+    np.testing.assert_allclose(np.array(captured.out.split(), dtype=float),
+                               Ridge().fit(X, y).predict(Xt), rtol=1e-12, atol=0)
+    assert "scored" in captured.err and "scored" not in captured.out
+
+
+def test_fit_n_features_widens_the_model(train_file, tmp_path, capsys):
+    model = tmp_path / "model.joblib"
+    argv = ["fit", str(train_file), "--ranker", "Ridge", "--out", str(model), "--n-features", "8"]
+    assert main(argv) == 0
+    payload = joblib.load(model)
+    assert payload["n_features"] == 8 and payload["estimator"].n_features_in_ == 8
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("alpha=1e-3", ("alpha", 1e-3)),
+        ("hidden_layer_sizes=(5,)", ("hidden_layer_sizes", (5,))),
+        ("max_iter=50", ("max_iter", 50)),
+        ("early_stopping=True", ("early_stopping", True)),
+        ("random_state=None", ("random_state", None)),
+        ("solver=adam", ("solver", "adam")),
+        ("activation='relu'", ("activation", "relu")),
+        ("scoring=ndcg@10", ("scoring", "ndcg@10")),
+    ],
+)
+def test_param_values_are_literals_or_strings(text, expected):
+    assert _param(text) == expected
+
+
+@pytest.mark.parametrize("param, message", [
+    ("nosuch=1", "ListNet has no parameter 'nosuch'"),
+    ("alpha", "expected name=value; got 'alpha'"),
+    ("=1", "expected name=value; got '=1'"),
+])
+def test_fit_rejects_bad_param(param, message, train_file, tmp_path, capsys):
+    model = tmp_path / "model.joblib"
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(train_file), "--ranker", "ListNet", "--out", str(model),
+              "--param", param])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not model.exists()
+
+
+def test_fit_reports_an_invalid_param_value(train_file, tmp_path, capsys):
+    argv = ["fit", str(train_file), "--ranker", "ListNet", "--out", str(tmp_path / "m"),
+            "--param", "alpha=-1"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "fitting ListNet failed" in err and "'alpha'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("n_scores", [0, 3, "rows - 1", "rows + 1"])
+def test_evaluate_rejects_scores_of_the_wrong_length(n_scores, test_file, tmp_path, capsys):
+    n_rows = load_letor(test_file)[0].shape[0]
+    n = {"rows - 1": n_rows - 1, "rows + 1": n_rows + 1}.get(n_scores, n_scores)
+    scores = tmp_path / "scores.txt"
+    scores.write_text("0.5\n" * n)
+    assert main(["evaluate", str(test_file), str(scores)]) == 1
+    captured = capsys.readouterr()
+    assert f"has {n} scores but {test_file} has {n_rows} rows" in captured.err
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0.5\nhigh\n", "line 2 of {} is not a number: 'high'"),
+    ("0.5\nnan\n", "line 2 of {} is not a finite score: 'nan'"),
+])
+def test_evaluate_rejects_bad_scores(text, message, test_file, tmp_path, capsys):
+    scores = tmp_path / "scores.txt"
+    scores.write_text(text)
+    assert main(["evaluate", str(test_file), str(scores)]) == 1
+    assert message.format(scores) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["fit", "predict-model", "predict-file", "evaluate-file",
+                                     "evaluate-scores"])
+def test_missing_files_are_one_line_errors(command, train_file, tmp_path, capsys):
+    missing = str(tmp_path / "missing.txt")
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
+    capsys.readouterr()
+    argv = {
+        "fit": ["fit", missing, "--ranker", "Ridge", "--out", str(tmp_path / "m")],
+        "predict-model": ["predict", missing, str(train_file)],
+        "predict-file": ["predict", str(model), missing],
+        "evaluate-file": ["evaluate", missing, str(train_file)],
+        "evaluate-scores": ["evaluate", str(train_file), missing],
+    }[command]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert f"error: {missing}: no such file" in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_predict_rejects_a_file_that_is_not_a_model(train_file, tmp_path, capsys):
+    joblib.dump({"something": "else"}, tmp_path / "other.joblib")
+    for model in (train_file, tmp_path / "other.joblib"):
+        assert main(["predict", str(model), str(train_file)]) == 1
+    err = capsys.readouterr().err
+    assert "as a model" in err and "is not a model saved by 'python -m skrank fit'" in err
+
+
+@pytest.mark.parametrize("how", ["positional", "--data"])
+def test_compare_on_a_single_file(how, train_file, capsys):
+    data = [str(train_file)] if how == "positional" else ["--data", str(train_file)]
+    assert main(["compare", *data, "--cv", "2", "--rankers", "Ridge", "ListNet"]) == 0
+    captured = capsys.readouterr()
+    title, header, *rows = captured.out.strip().splitlines()
+    assert title.startswith(f"2-fold grouped CV on {train_file}")
+    assert [row.split()[0] for row in rows] == ["Ridge", "ListNet"]
+    assert ", 24 queries," in captured.err
+    # the Ridge row is grouped cross-validation of the file's queries
+    X, y, qid = load_letor(train_file)
+    expected = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=2, scoring=["ndcg@10", "map"])
+    cells = [float(c) for c in rows[0].split()[1:] if c != "±"]
+    column = header.split()[1:].index("NDCG@10")
+    assert cells[2 * column] == pytest.approx(expected["test_ndcg@10"].mean(), abs=5e-5)
+    assert cells[-3] == pytest.approx(expected["test_map"].mean(), abs=5e-5)
+
+
+def test_compare_on_a_file_needs_a_query_per_fold(train_file, capsys):
+    assert main(["compare", str(train_file), "--cv", "30", "--rankers", "Ridge"]) == 1
+    assert "--cv 30 needs at least 30 queries" in capsys.readouterr().err
+
+
+def test_compare_takes_data_once(train_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(train_file), "--data", str(train_file)])
+    assert exc.value.code == 2
+    assert "give DATA or --data, not both" in capsys.readouterr().err
+
+
+def test_help_lists_the_four_commands():
+    result = subprocess.run(
+        [sys.executable, "-m", "skrank", "--help"], capture_output=True, text=True, check=True,
+    )
+    for command in ("fit", "predict", "evaluate", "compare"):
+        assert f"\n    {command} " in result.stdout
