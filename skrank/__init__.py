@@ -12,6 +12,8 @@ datasets
     ranking data.
 preprocessing
     Per-query feature normalisation.
+inspection
+    Permutation feature importance scored per query.
 losses
     Listwise losses (value and gradient with respect to the scores).
 rankers
@@ -19,7 +21,15 @@ rankers
     :class:`BoltzRankRanker`, :class:`LogRankRanker`).
 """
 
-from . import datasets, losses, metrics, model_selection, preprocessing, rankers
+from . import (
+    datasets,
+    inspection,
+    losses,
+    metrics,
+    model_selection,
+    preprocessing,
+    rankers,
+)
 from .datasets import load_letor, load_letor_fold, load_rank_sample, make_ranking
 from .metrics import (
     average_precision_score,
@@ -29,8 +39,10 @@ from .metrics import (
     map_score,
     ndcg_score,
     precision_at_k,
+    rank_within_queries,
+    top_k,
 )
-from .model_selection import RankerSearchCV, cross_validate_ranker
+from .model_selection import RankerRandomizedSearchCV, RankerSearchCV, cross_validate_ranker
 from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from .preprocessing import QueryNormalizer
 
@@ -41,6 +53,7 @@ __all__ = [
     "ListNetRanker",
     "LogRankRanker",
     "QueryNormalizer",
+    "RankerRandomizedSearchCV",
     "RankerSearchCV",
     "SoftRankRanker",
     "__version__",
@@ -49,6 +62,7 @@ __all__ = [
     "datasets",
     "dcg_score",
     "get_ranking_scorer",
+    "inspection",
     "load_letor",
     "load_letor_fold",
     "load_rank_sample",
@@ -61,5 +75,7 @@ __all__ = [
     "ndcg_score",
     "precision_at_k",
     "preprocessing",
+    "rank_within_queries",
     "rankers",
+    "top_k",
 ]

@@ -15,12 +15,14 @@ Conventions
 """
 
 import numbers
+import warnings
 from collections import namedtuple
 from functools import cached_property
 
 import numpy as np
 
-__all__ = ["QueryBlock", "QueryLayout", "check_qid", "default_qid"]
+__all__ = ["QueryBlock", "QueryLayout", "check_qid", "default_qid", "fitted_qid",
+           "query_weights", "warn_implicit_query"]
 
 
 def check_qid(qid, n_samples=None, *, name="qid"):
@@ -59,6 +61,18 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"got the scalar {qid!r}."
         )
     arr = np.asarray(qid)
+    if arr.dtype.kind in "US" and not isinstance(qid, np.ndarray):
+        # numpy turns [1, 1, "1", "1"] into strings, merging the int 1 and the
+        # str "1" into one query: check the values as given
+        values = np.asarray(qid, dtype=object).ravel()
+        kind = str if arr.dtype.kind == "U" else bytes
+        mixed = [v for v in values if not isinstance(v, kind)]
+        if mixed:
+            raise TypeError(
+                f"{name} must hold integers or strings of one kind; got a mix, with "
+                f"{mixed[0]!r} of type {type(mixed[0]).__name__} beside "
+                f"{kind.__name__} values."
+            )
     if arr.ndim != 1:
         raise ValueError(
             f"{name} must be a 1-D array with one query id per row, "
@@ -136,6 +150,100 @@ def default_qid(qid, n_samples, *, name="qid"):
     if qid is None:
         return np.zeros(n_samples, dtype=np.int64)
     return check_qid(qid, n_samples, name=name)
+
+
+#: ``fit`` with ``qid=None`` on more rows than this warns: one query of
+#: this many documents is rare in ranking data (LETOR and MSLR queries
+#: average 20 to 150 documents), while a forgotten ``qid`` is common.
+IMPLICIT_QUERY_MAX_ROWS = 100
+
+
+def warn_implicit_query(qid, n_samples, owner):
+    """Warn when ``fit`` got ``qid=None`` and more rows than one query usually has.
+
+    See :data:`IMPLICIT_QUERY_MAX_ROWS`.
+    """
+    if qid is None and n_samples > IMPLICIT_QUERY_MAX_ROWS:
+        warnings.warn(
+            f"{owner}.fit got qid=None, so all {n_samples} rows are treated as ONE "
+            "query. If they come from several queries, pass qid=... (with "
+            "scikit-learn's cross-validation or search tools, turn on metadata "
+            "routing, sklearn.set_config(enable_metadata_routing=True), or use "
+            "skrank.model_selection). To confirm one query, pass qid=np.zeros(n).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def fitted_qid(qid, n_samples, n_fit_queries, *, owner, method, strict):
+    """``qid`` validated for a method of an estimator fitted on ``n_fit_queries`` queries.
+
+    ``qid=None`` means one query (:func:`default_qid`). After a fit on
+    several queries that is almost always a forgotten ``qid``: with
+    ``strict`` (a score, which would be a plausible but wrong number) it
+    raises; otherwise (scores or features of a batch, which may be one
+    query) it warns.
+    """
+    if qid is None and n_fit_queries > 1 and n_samples > 1:
+        message = (
+            f"{owner} was fitted on {n_fit_queries} queries, but {method} got "
+            f"qid=None, which treats all {n_samples} rows as one query. Pass "
+            "qid=... (with scikit-learn's tools and a Pipeline, turn on metadata "
+            "routing: sklearn.set_config(enable_metadata_routing=True))"
+        )
+        if strict:
+            raise ValueError(
+                message + "; to score the rows as one query, pass qid=np.zeros(n)."
+            )
+        warnings.warn(message + ".", UserWarning, stacklevel=3)
+    return default_qid(qid, n_samples)
+
+
+def query_weights(sample_weight, layout, *, name="sample_weight"):
+    """Per-query weights from per-row weights that are constant within each query.
+
+    Ranking weights are query weights (as in LightGBM and XGBoost): every
+    row of a query carries its query's weight, so that scikit-learn's tools,
+    which slice per-row arrays with the rows, can pass them on.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,)
+        Weight of each row, in the row order of ``layout``: finite,
+        non-negative, the same for all rows of a query, not all zero.
+    layout : QueryLayout
+    name : str, default="sample_weight"
+        Name used in error messages.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_queries,)
+        Weight of each query, in query order.
+    """
+    weight = np.asarray(sample_weight)
+    if weight.ndim != 1 or weight.shape[0] != layout.n_samples:
+        raise ValueError(
+            f"{name} must be a 1-D array with one weight per row ({layout.n_samples}); "
+            f"got shape {weight.shape}."
+        )
+    if weight.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers; got dtype {weight.dtype}.")
+    weight = weight.astype(np.float64)
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+        raise ValueError(f"{name} must be finite and non-negative; got values from "
+                         f"{float(weight.min())!r} to {float(weight.max())!r}.")
+    sorted_weight = layout.to_sorted(weight)
+    per_query = layout.max(sorted_weight)
+    if np.any(layout.min(sorted_weight) != per_query):
+        q = int(np.flatnonzero(layout.min(sorted_weight) != per_query)[0])
+        raise ValueError(
+            f"{name} weighs whole queries, so it must be the same for all rows of a "
+            f"query; query {layout.unique_qid[q].item()!r} has weights from "
+            f"{float(layout.min(sorted_weight)[q])!r} to {float(per_query[q])!r}."
+        )
+    if not np.any(per_query > 0):
+        raise ValueError(f"{name} is zero for every query: nothing would count.")
+    return per_query
 
 
 def _encode(qid):

@@ -367,9 +367,9 @@ def test_pairwise_predict_scores_each_query_alone(split_data, pairwise_ranker, r
     assert_allclose(pairwise_ranker.predict(X[perm], qid=qid[perm]), scores[perm], rtol=1e-12)
     # without qid all rows are one query: the other documents change the scores,
     # and after a fit on several queries that earns a warning
-    with pytest.warns(UserWarning, match=f"predict got qid=None: all {len(y)} rows are scored"):
+    with pytest.warns(UserWarning, match=f"predict got qid=None, which treats all {len(y)} rows as one"):
         assert not np.allclose(pairwise_ranker.predict(X), scores)
-    with pytest.warns(UserWarning, match="scores the documents of a query jointly"):
+    with pytest.warns(UserWarning, match="was fitted on 40 queries, but predict got qid=None"):
         assert_allclose(pairwise_ranker.predict(X[first]), scores[first], rtol=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -7,6 +7,7 @@ from sklearn.utils.estimator_checks import check_param_validation, parametrize_w
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, QueryNormalizer, SoftRankRanker
 from skrank.utils._sklearn_compat import assert_docstring_consistency
+from skrank.utils.estimator_checks import expected_failed_checks
 
 
 def _fast(ranker_class, **params):
@@ -47,30 +48,10 @@ RANKERS = [
 ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]
 
 
-def _expected_failed_checks(estimator):
-    if isinstance(estimator, QueryNormalizer):
-        return {
-            "check_methods_subset_invariance": (
-                "By design the statistics are computed per query on the data being "
-                "transformed, so transforming a subset of the rows of a query (with "
-                "qid=None, of all rows) gives different values."
-            ),
-        }
-    if getattr(estimator, "pairwise_hidden_layer_sizes", None) is not None:
-        return {
-            "check_methods_subset_invariance": (
-                "By design the pairwise potential scores a document against the other "
-                "documents of its query; predict(X) without qid makes all rows one "
-                "query, so a subset of the rows is another query with other scores."
-            ),
-        }
-    return {}
-
-
 # The fast settings stop at max_iter on purpose.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.filterwarnings("ignore:early_stopping=True holds out:UserWarning")
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -254,10 +254,14 @@ def test_scorer_without_qid_raises(data, fitted, name):
         scorer(fitted, X, y, qid=None)
 
 
-def test_scorer_rejects_sample_weight(data, fitted):
+def test_scorer_rejects_sample_weight_its_metric_does_not_take(data, fitted):
+    # skrank's metrics take query weights (tests/test_metric_weights.py); a
+    # custom metric without a sample_weight parameter still refuses them.
     X, y, qid = data
+    scorer = make_ranking_scorer(top1_hit_rate, k=1)
+    assert not scorer._accept_sample_weight()
     with pytest.raises(ValueError, match="sample_weight"):
-        get_ranking_scorer("ndcg")(fitted, X, y, qid=qid, sample_weight=np.ones(len(y)))
+        scorer(fitted, X, y, qid=qid, sample_weight=np.ones(len(y)))
 
 
 @pytest.mark.parametrize("routing", [False, True])

@@ -18,6 +18,13 @@ from sklearn.utils import check_random_state
 from .._query import QueryLayout
 
 
+#: Key of ``LossState.per_query`` holding query weights (``fit``'s
+#: ``sample_weight``), scaled to mean 1 over the queries of the fit: the
+#: mean loss over a batch of queries is then an unbiased estimate of the
+#: weighted mean over all of them.
+QUERY_WEIGHT = "query_weight"
+
+
 @dataclass
 class LossState:
     """Per-fit state of a loss.
@@ -141,6 +148,10 @@ class ListwiseLoss:
             Its gradient, in sorted order.
         """
         per_query, grad = self._value_and_grad(s_sorted, state)
+        weight = state.per_query.get(QUERY_WEIGHT)
+        if weight is not None:  # query weights of mean 1 over the fit's queries
+            per_query = per_query * weight
+            grad *= state.layout.expand(weight)
         n = state.layout.n_queries
         grad /= n
         return float(per_query.sum() / n), grad

@@ -9,6 +9,7 @@ from ._ranking import (
     precision_at_k,
 )
 from ._scorer import RankingScorer, get_ranking_scorer, make_ranking_scorer
+from ._selection import rank_within_queries, top_k
 
 __all__ = [
     "CONVENTIONS",
@@ -20,4 +21,6 @@ __all__ = [
     "map_score",
     "ndcg_score",
     "precision_at_k",
+    "rank_within_queries",
+    "top_k",
 ]

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .._query import QueryLayout
+from .._query import QueryLayout, query_weights
 from ..utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = [
@@ -100,6 +100,17 @@ gain : {"exponential", "linear"}, default=None
         takes the convention's value."""
 
 
+_SAMPLE_WEIGHT_DOC = """\
+sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each row's query, as in LightGBM and XGBoost: the same for
+        all rows of a query, finite, non-negative, not zero for every query.
+        The mean over queries becomes the weighted mean
+        :math:`\\sum_q w_q m_q / \\sum_q w_q` (queries skipped by
+        ``no_relevant="skip"`` leave both sums; a query of weight 0 does not
+        count). Weights only affect the mean: ``average=False`` returns the
+        same unweighted per-query values. None weighs queries equally."""
+
+
 def _convention_params():
     return {
         "convention": [StrOptions(set(CONVENTIONS))],
@@ -118,6 +129,7 @@ def _common_params(*, graded=True):
         "qid": ["array-like"],
         "k": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "average": ["boolean"],
+        "sample_weight": ["array-like", None],
         **_convention_params(),
     }
     if not graded:
@@ -267,8 +279,16 @@ def _discounts(n, discount):
     return 1.0 / np.maximum(1.0, np.log2(ranks))
 
 
-def _finish(per_query, no_relevant_mask, short_mask, conv, average, name):
-    """Apply the no-relevant and short-query conventions, then average."""
+def _finish(
+    per_query, no_relevant_mask, short_mask, conv, average, name, *, layout,
+    sample_weight=None,
+):
+    """Apply the no-relevant and short-query conventions, then average.
+
+    ``sample_weight`` (per row, constant within each query of ``layout``)
+    weighs the queries in the mean; the per-query values are unweighted.
+    """
+    weights = None if sample_weight is None else query_weights(sample_weight, layout)
     per_query = np.asarray(per_query, dtype=np.float64)
     if short_mask is not None and conv["short_queries"] == "zero":
         per_query = np.where(short_mask, 0.0, per_query)
@@ -279,13 +299,20 @@ def _finish(per_query, no_relevant_mask, short_mask, conv, average, name):
         per_query = np.where(no_relevant_mask, float(no_relevant), per_query)
     if not average:
         return per_query
-    kept = per_query[~np.isnan(per_query)]
-    if kept.size == 0:
+    kept = ~np.isnan(per_query)
+    if not kept.any():
         raise ValueError(
             f"{name}: no query has a relevant document and no_relevant='skip', "
             "so the mean is undefined."
         )
-    return float(kept.mean())
+    if weights is None:
+        return float(per_query[kept].mean())
+    if not np.any(weights[kept] > 0):
+        raise ValueError(
+            f"{name}: every query with a relevant document has sample_weight 0 "
+            "and no_relevant='skip', so the weighted mean is undefined."
+        )
+    return float(np.average(per_query[kept], weights=weights[kept]))
 
 
 def _short_mask(ranking, k):
@@ -325,8 +352,10 @@ def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
 
 
 def _doc(func):
-    func.__doc__ = func.__doc__.replace("%(gain)s", _GAIN_DOC).replace(
-        "%(convention)s", _CONVENTION_DOC
+    func.__doc__ = (
+        func.__doc__.replace("%(gain)s", _GAIN_DOC)
+        .replace("%(convention)s", _CONVENTION_DOC)
+        .replace("%(sample_weight)s", _SAMPLE_WEIGHT_DOC)
     )
     return func
 
@@ -340,6 +369,7 @@ def ndcg_score(
     qid,
     k=None,
     average=True,
+    sample_weight=None,
     convention="skrank",
     gain=None,
     discount=None,
@@ -366,6 +396,8 @@ def ndcg_score(
     average : bool, default=True
         Return the mean over queries; if False, the per-query values in the
         order of the sorted unique ``qid``.
+
+    %(sample_weight)s
 
     %(convention)s
 
@@ -432,7 +464,8 @@ def ndcg_score(
     )
     per_query = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~no_rel)
     return _finish(
-        per_query, no_rel, _short_mask(ranking, k), conv, average, "ndcg_score"
+        per_query, no_rel, _short_mask(ranking, k), conv, average, "ndcg_score",
+        layout=ranking.layout, sample_weight=sample_weight,
     )
 
 
@@ -445,6 +478,7 @@ def dcg_score(
     qid,
     k=None,
     average=True,
+    sample_weight=None,
     convention="skrank",
     gain=None,
     discount=None,
@@ -472,6 +506,8 @@ def dcg_score(
     average : bool, default=True
         Return the mean over queries; if False, the per-query values in the
         order of the sorted unique ``qid``.
+
+    %(sample_weight)s
 
     %(convention)s
 
@@ -508,7 +544,8 @@ def dcg_score(
     )
     ranking, dcg, _, no_rel = _dcg_parts(y_true, y_score, qid, k, conv, normalize=False)
     return _finish(
-        dcg, no_rel, _short_mask(ranking, k), conv, average, "dcg_score"
+        dcg, no_rel, _short_mask(ranking, k), conv, average, "dcg_score",
+        layout=ranking.layout, sample_weight=sample_weight,
     )
 
 
@@ -528,6 +565,7 @@ def precision_at_k(
     k=None,
     relevance_threshold=1,
     average=True,
+    sample_weight=None,
     convention="skrank",
     ties=None,
     no_relevant=None,
@@ -556,6 +594,8 @@ def precision_at_k(
     average : bool, default=True
         Return the mean over queries; if False, the per-query values in the
         order of the sorted unique ``qid``.
+
+    %(sample_weight)s
 
     %(convention)s
 
@@ -601,6 +641,8 @@ def precision_at_k(
         conv,
         average,
         "precision_at_k",
+        layout=ranking.layout,
+        sample_weight=sample_weight,
     )
 
 
@@ -614,6 +656,7 @@ def average_precision_score(
     k=None,
     relevance_threshold=1,
     average=True,
+    sample_weight=None,
     convention="skrank",
     ties=None,
     no_relevant=None,
@@ -642,6 +685,8 @@ def average_precision_score(
     average : bool, default=True
         Return the mean over queries (MAP); if False, the per-query AP in the
         order of the sorted unique ``qid``.
+
+    %(sample_weight)s
 
     %(convention)s
 
@@ -717,6 +762,8 @@ def average_precision_score(
         conv,
         average,
         "average_precision_score",
+        layout=ranking.layout,
+        sample_weight=sample_weight,
     )
 
 
@@ -730,6 +777,7 @@ def map_score(
     k=None,
     relevance_threshold=1,
     average=True,
+    sample_weight=None,
     convention="skrank",
     ties=None,
     no_relevant=None,
@@ -758,6 +806,8 @@ def map_score(
     average : bool, default=True
         Return MAP; if False, the per-query AP.
 
+    %(sample_weight)s
+
     %(convention)s
 
     Returns
@@ -782,6 +832,7 @@ def map_score(
         k=k,
         relevance_threshold=relevance_threshold,
         average=average,
+        sample_weight=sample_weight,
         convention=convention,
         ties=ties,
         no_relevant=no_relevant,

@@ -39,6 +39,12 @@ class RankingScorer:
     :func:`skrank.model_selection.cross_validate_ranker` and
     :class:`skrank.model_selection.RankerSearchCV` with routing off.
 
+    Query weights (``sample_weight``, the same for all rows of a query) go
+    to the metric when it takes them, as every metric of
+    :mod:`skrank.metrics` does. As with scikit-learn's scorers they are not
+    requested by default: with metadata routing on, request them with
+    ``set_score_request(sample_weight=True)``.
+
     Parameters
     ----------
     metric : callable
@@ -66,8 +72,7 @@ class RankingScorer:
         self._k = k
         self._kwargs = dict(kwargs)
         self._name = name
-        self._request = make_metadata_request(self)
-        self._request.score.add_request(param="qid", alias=True)
+        self._request = _score_request(self, qid=True, sample_weight=None)
 
     def __call__(self, estimator, X, y_true, *, qid=None, sample_weight=None):
         """Score ``estimator`` on ``X`` against ``y_true``, grouped by ``qid``.
@@ -82,8 +87,9 @@ class RankingScorer:
             Relevance labels.
         qid : array-like of shape (n_samples,)
             Query id of each row. Required.
-        sample_weight : None
-            Not supported; must be None.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row's query in the mean (the same for all rows of
+            a query), passed to the metric; None weighs queries equally.
 
         Returns
         -------
@@ -98,31 +104,47 @@ class RankingScorer:
                 "or enable metadata routing (sklearn.set_config("
                 "enable_metadata_routing=True)) and pass params={'qid': qid}."
             )
-        if sample_weight is not None:
-            raise ValueError(
-                f"{self!r} does not support sample_weight; got an array of "
-                f"length {len(sample_weight)}."
-            )
+        self._check_sample_weight(sample_weight)
         y_score = predict_scores(estimator, X, qid)
-        return self.score_predictions(y_true, y_score, qid=qid)
+        return self.score_predictions(
+            y_true, y_score, qid=qid, sample_weight=sample_weight
+        )
 
-    def score_predictions(self, y_true, y_score, *, qid, average=True):
+    def score_predictions(
+        self, y_true, y_score, *, qid, average=True, sample_weight=None
+    ):
         """The metric of already computed scores ``y_score``.
 
         With ``average=False``, the per-query values (sorted query ids), for
         a metric that takes ``average`` (every metric named in
-        :func:`make_ranking_scorer`).
+        :func:`make_ranking_scorer`). ``sample_weight`` (query weights) is
+        passed to the metric when given; it weighs only the mean.
         """
+        self._check_sample_weight(sample_weight)
+        kwargs = dict(self._kwargs)
+        if sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
         if average:
-            return float(self._metric(y_true, y_score, qid=qid, k=self._k, **self._kwargs))
-        return self._metric(y_true, y_score, qid=qid, k=self._k, average=False, **self._kwargs)
+            return float(self._metric(y_true, y_score, qid=qid, k=self._k, **kwargs))
+        return self._metric(
+            y_true, y_score, qid=qid, k=self._k, average=False, **kwargs
+        )
+
+    def _check_sample_weight(self, sample_weight):
+        if sample_weight is not None and not self._accept_sample_weight():
+            raise ValueError(
+                f"{self!r} does not support sample_weight: its metric takes no "
+                f"sample_weight parameter; got an array of length {len(sample_weight)}."
+            )
 
     def get_metadata_routing(self):
         """Metadata request of this scorer: ``qid`` for ``score`` by default."""
         return self._request
 
-    def set_score_request(self, *, qid=True):
-        """Set how ``qid`` is requested under metadata routing.
+    def set_score_request(self, *, qid=True, sample_weight=None):
+        """Set how ``qid`` and ``sample_weight`` are requested under metadata routing.
+
+        Each call sets both requests.
 
         Parameters
         ----------
@@ -130,18 +152,25 @@ class RankingScorer:
             True requests ``qid``; a string requests it under that alias;
             False or None stops requesting it (the scorer then fails without
             it).
+        sample_weight : bool, str or None, default=None
+            True requests the query weights ``sample_weight``; a string
+            requests them under that alias; False does not request them;
+            None (the default, as for scikit-learn's scorers) does not
+            request them and makes scikit-learn raise an error when they are
+            passed, so that they are not silently ignored. Only a metric
+            that takes ``sample_weight`` can request it.
 
         Returns
         -------
         self : RankingScorer
         """
-        self._request = make_metadata_request(self)
-        self._request.score.add_request(param="qid", alias=qid)
+        self._request = _score_request(self, qid=qid, sample_weight=sample_weight)
         return self
 
     def _accept_sample_weight(self):
-        # Queried by scikit-learn's search classes when sample_weight is given.
-        return False
+        # Queried by scikit-learn's search classes when sample_weight is given
+        # with metadata routing off.
+        return _takes_sample_weight(self._metric)
 
     @property
     def name(self):
@@ -154,6 +183,28 @@ class RankingScorer:
             args.append(f"k={self._k}")
         args.extend(f"{key}={value!r}" for key, value in self._kwargs.items())
         return f"make_ranking_scorer({', '.join(args)})"
+
+
+def _takes_sample_weight(metric):
+    """Whether ``metric`` has a ``sample_weight`` parameter."""
+    try:
+        return "sample_weight" in inspect.signature(metric).parameters
+    except (TypeError, ValueError):  # no signature (some builtins)
+        return False
+
+
+def _score_request(scorer, *, qid, sample_weight):
+    """The ``score`` metadata request of ``scorer``."""
+    request = make_metadata_request(scorer)
+    request.score.add_request(param="qid", alias=qid)
+    if _takes_sample_weight(scorer._metric):
+        request.score.add_request(param="sample_weight", alias=sample_weight)
+    elif sample_weight not in (None, False):
+        raise ValueError(
+            f"{scorer!r} cannot request sample_weight={sample_weight!r}: its "
+            "metric takes no sample_weight parameter."
+        )
+    return request
 
 
 def make_ranking_scorer(metric, *, k=None, **conventions):
@@ -209,7 +260,7 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
         params = inspect.signature(func).parameters
         allowed = sorted(
             name for name in params
-            if name not in ("y_true", "y_score", "qid", "k", "average")
+            if name not in ("y_true", "y_score", "qid", "k", "average", "sample_weight")
         )
         unknown = sorted(set(conventions) - set(allowed))
         if unknown:

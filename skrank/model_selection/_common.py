@@ -190,6 +190,16 @@ def _nested_qid_consumers(estimator):
     return names
 
 
+def takes_qid(estimator):
+    """Whether ``estimator`` or one of its steps has a method taking ``qid``.
+
+    By signature, whatever the metadata requests say.
+    """
+    return any(accepts_qid(estimator, m) for m in ("fit", "transform", "predict")) or bool(
+        _nested_qid_consumers(estimator)
+    )
+
+
 def fit_params_for(estimator, qid, params):
     """Fit parameters: ``params`` plus ``qid`` when ``estimator.fit`` takes it.
 

@@ -1,18 +1,142 @@
 """Grid search for rankers, built on scikit-learn's GridSearchCV."""
 
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import accepts_qid, predict_scores
 from ..utils._sklearn_compat import multimetric_scorer, routing_enabled
-from ._common import check_layout, check_ranking_scoring, fit_params_for, query_splits
+from ._common import (
+    check_layout,
+    check_ranking_scoring,
+    fit_params_for,
+    query_splits,
+    takes_qid,
+)
 
-__all__ = ["RankerSearchCV"]
+__all__ = ["RankerRandomizedSearchCV", "RankerSearchCV"]
 
 
-class RankerSearchCV(GridSearchCV):
+class _RankerSearchMixin:
+    """What the grouped searches add to scikit-learn's: whole queries, qid routed.
+
+    Built on two of ``BaseSearchCV``'s overridable hooks, ``_get_scorers``
+    and ``_get_routed_params_for_fit``.
+    """
+
+    def _get_scorers(self):
+        scorers = check_ranking_scoring(self.scoring)
+        if not isinstance(scorers, dict):
+            return scorers, "score"
+        self._check_refit_for_multimetric(scorers)
+        return (
+            multimetric_scorer(scorers, raise_exc=(self.error_score == "raise")),
+            self.refit,
+        )
+
+    def _get_routed_params_for_fit(self, params):
+        if routing_enabled():
+            return super()._get_routed_params_for_fit(params)
+        params = dict(params)
+        params.pop("groups", None)
+        qid = params.pop("qid")
+        return Bunch(
+            estimator=Bunch(fit=fit_params_for(self.estimator, qid, params)),
+            splitter=Bunch(split={}),
+            scorer=Bunch(score={"qid": qid}),
+        )
+
+    def fit(self, X, y, *, qid, **params):
+        """Run the search: every candidate parameter setting on every grouped fold.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document features.
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,)
+            Query id of each row, in any order.
+        **params : dict
+            Further parameters of the estimator's ``fit``.
+
+        Returns
+        -------
+        self : RankerSearchCV
+            The fitted search.
+        """
+        layout = check_layout(X, qid)
+        splits = query_splits(self.cv, X, y, layout)
+        # GridSearchCV reads the splits from self.cv; give it the checked
+        # grouped splits for the duration of the search.
+        cv = self.cv
+        self.cv = splits
+        try:
+            params = dict(params, qid=layout.qid)
+            if (
+                routing_enabled()
+                and not self.get_metadata_routing().consumes("fit", ["qid"])
+                and not takes_qid(self.estimator)
+            ):
+                # nothing requests qid and nothing could (only pointwise
+                # scorers and a pointwise model): routing would reject it. An
+                # estimator that takes qid but has not said whether it wants
+                # it gets it, so that scikit-learn raises
+                # UnsetMetadataPassedError instead of fitting one giant query.
+                del params["qid"]
+            super().fit(X, y, **params)
+        finally:
+            self.cv = cv
+        return self
+
+    def predict(self, X, *, qid=None):
+        """Scores of the best estimator (given ``qid`` if its predict takes it).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents to score.
+        qid : array-like of shape (n_samples,), default=None
+            Query ids, for rankers that score a query's documents jointly.
+
+        Returns
+        -------
+        y_score : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "best_estimator_")
+        if qid is not None and accepts_qid(self.best_estimator_, "predict"):
+            return self.best_estimator_.predict(X, qid=qid)
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y, *, qid):
+        """The refit metric of the best estimator on ``X``, grouped by ``qid``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,)
+            Query id of each row.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self, "best_estimator_")
+        scorer = self.scorer_
+        if isinstance(scorer, dict):  # multi-metric: scikit-learn keeps a dict
+            scorer = scorer[self.refit]
+        if isinstance(scorer, RankingScorer):
+            y_score = predict_scores(self.best_estimator_, X, qid)
+            return scorer.score_predictions(y, y_score, qid=qid)
+        return float(scorer(self.best_estimator_, X, y, qid=qid))
+
+
+
+class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     """Exhaustive search over ranker hyperparameters with grouped folds.
 
     A :class:`~sklearn.model_selection.GridSearchCV` that understands query
@@ -127,107 +251,112 @@ class RankerSearchCV(GridSearchCV):
             return_train_score=return_train_score,
         )
 
-    def _get_scorers(self):
-        scorers = check_ranking_scoring(self.scoring)
-        if not isinstance(scorers, dict):
-            return scorers, "score"
-        self._check_refit_for_multimetric(scorers)
-        return (
-            multimetric_scorer(scorers, raise_exc=(self.error_score == "raise")),
-            self.refit,
+
+
+class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
+    """Randomised search over ranker hyperparameters with grouped folds.
+
+    The :class:`~sklearn.model_selection.RandomizedSearchCV` counterpart of
+    :class:`RankerSearchCV`: ``n_iter`` settings drawn from
+    ``param_distributions`` (lists are sampled uniformly, distributions
+    such as ``scipy.stats.loguniform`` through their ``rvs``), each scored on
+    folds that keep every query whole, with ``qid`` passed to the
+    estimator's ``fit`` when it takes it and to the ranking scorers, without
+    metadata routing. Suited to continuous hyperparameters, e.g. LogRank's
+    ``C`` or BoltzRank's ``gain_weight``.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A ranker (``fit(X, y, *, qid)``) or any regressor.
+    param_distributions : dict or list of dicts
+        Parameter names mapped to distributions (with an ``rvs`` method) or
+        lists of values, as in ``RandomizedSearchCV``.
+    n_iter : int, default=10
+        Number of parameter settings drawn.
+    scoring : str, callable, list, tuple or dict, default="ndcg@10"
+        As in :class:`RankerSearchCV`.
+    n_jobs : int, default=None
+        Number of fits run in parallel through joblib.
+    refit : bool, str or callable, default=True
+        Refit the best parameters on all data, as in ``RandomizedSearchCV``.
+    cv : int, cross-validation generator or iterable, default=5
+        An int is the number of ``GroupKFold`` folds over queries; a
+        splitter is called with ``groups=qid``. Splits that put one query
+        on both sides raise ``ValueError``.
+    verbose : int, default=0
+        Verbosity, as in ``RandomizedSearchCV``.
+    pre_dispatch : int or str, default="2*n_jobs"
+        Passed to :class:`joblib.Parallel`.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws of parameter settings.
+    error_score : "raise" or float, default="raise"
+        Re-raise fit failures (default) or record this score.
+    return_train_score : bool, default=False
+        Include training scores in ``cv_results_``.
+
+    Attributes
+    ----------
+    cv_results_, best_estimator_, best_score_, best_params_, best_index_,
+    scorer_, n_splits_, refit_time_, multimetric_ :
+        As in :class:`~sklearn.model_selection.RandomizedSearchCV`.
+
+    See Also
+    --------
+    RankerSearchCV : Exhaustive search over a grid.
+    cross_validate_ranker : Grouped cross-validation of one estimator.
+
+    Notes
+    -----
+    Metadata routing, scorers and the scikit-learn hooks it relies on are
+    those of :class:`RankerSearchCV`.
+
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from sklearn.linear_model import Ridge
+    >>> from skrank.datasets import make_ranking
+    >>> from skrank.model_selection import RankerRandomizedSearchCV
+    >>> X, y, qid = make_ranking(n_queries=20, n_docs=10, random_state=0)
+    >>> search = RankerRandomizedSearchCV(
+    ...     Ridge(), {"alpha": loguniform(1e-2, 1e2)}, n_iter=3, cv=4, random_state=0)
+    >>> search = search.fit(X, y, qid=qid)
+    >>> len(search.cv_results_["params"])
+    3
+    """
+
+    _parameter_constraints = {
+        **RandomizedSearchCV._parameter_constraints,
+        "scoring": [str, callable, list, tuple, dict, None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        n_iter=10,
+        scoring="ndcg@10",
+        n_jobs=None,
+        refit=True,
+        cv=5,
+        verbose=0,
+        pre_dispatch="2*n_jobs",
+        random_state=None,
+        error_score="raise",
+        return_train_score=False,
+    ):
+        super().__init__(
+            estimator=estimator,
+            param_distributions=param_distributions,
+            n_iter=n_iter,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            random_state=random_state,
+            error_score=error_score,
+            return_train_score=return_train_score,
         )
-
-    def _get_routed_params_for_fit(self, params):
-        if routing_enabled():
-            return super()._get_routed_params_for_fit(params)
-        params = dict(params)
-        params.pop("groups", None)
-        qid = params.pop("qid")
-        return Bunch(
-            estimator=Bunch(fit=fit_params_for(self.estimator, qid, params)),
-            splitter=Bunch(split={}),
-            scorer=Bunch(score={"qid": qid}),
-        )
-
-    def fit(self, X, y, *, qid, **params):
-        """Run the search: every parameter setting on every grouped fold.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Document features.
-        y : array-like of shape (n_samples,)
-            Relevance labels.
-        qid : array-like of shape (n_samples,)
-            Query id of each row, in any order.
-        **params : dict
-            Further parameters of the estimator's ``fit``.
-
-        Returns
-        -------
-        self : RankerSearchCV
-            The fitted search.
-        """
-        layout = check_layout(X, qid)
-        splits = query_splits(self.cv, X, y, layout)
-        # GridSearchCV reads the splits from self.cv; give it the checked
-        # grouped splits for the duration of the search.
-        cv = self.cv
-        self.cv = splits
-        try:
-            params = dict(params, qid=layout.qid)
-            if routing_enabled() and not self.get_metadata_routing().consumes(
-                "fit", ["qid"]
-            ):
-                # nothing requests qid (e.g. only pointwise scorers): routing
-                # would reject it
-                del params["qid"]
-            super().fit(X, y, **params)
-        finally:
-            self.cv = cv
-        return self
-
-    def predict(self, X, *, qid=None):
-        """Scores of the best estimator (given ``qid`` if its predict takes it).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Documents to score.
-        qid : array-like of shape (n_samples,), default=None
-            Query ids, for rankers that score a query's documents jointly.
-
-        Returns
-        -------
-        y_score : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self, "best_estimator_")
-        if qid is not None and accepts_qid(self.best_estimator_, "predict"):
-            return self.best_estimator_.predict(X, qid=qid)
-        return self.best_estimator_.predict(X)
-
-    def score(self, X, y, *, qid):
-        """The refit metric of the best estimator on ``X``, grouped by ``qid``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Documents.
-        y : array-like of shape (n_samples,)
-            Relevance labels.
-        qid : array-like of shape (n_samples,)
-            Query id of each row.
-
-        Returns
-        -------
-        score : float
-        """
-        check_is_fitted(self, "best_estimator_")
-        scorer = self.scorer_
-        if isinstance(scorer, dict):  # multi-metric: scikit-learn keeps a dict
-            scorer = scorer[self.refit]
-        if isinstance(scorer, RankingScorer):
-            y_score = predict_scores(self.best_estimator_, X, qid)
-            return scorer.score_predictions(y, y_score, qid=qid)
-        return float(scorer(self.best_estimator_, X, y, qid=qid))
-

@@ -108,7 +108,7 @@ def cross_validate_ranker(
     X,
     y,
     *,
-    qid,
+    qid=None,
     cv=5,
     scoring="ndcg@10",
     n_jobs=None,
@@ -119,6 +119,7 @@ def cross_validate_ranker(
     return_estimator=False,
     return_indices=False,
     error_score="raise",
+    groups=None,
 ):
     """Cross-validate a ranker (or any regressor) with whole queries per fold.
 
@@ -141,7 +142,7 @@ def cross_validate_ranker(
         Relevance labels.
 
     qid : array-like of shape (n_samples,)
-        Query id of each row, in any order.
+        Query id of each row, in any order. Required.
 
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of :class:`~sklearn.model_selection.GroupKFold`
@@ -185,6 +186,11 @@ def cross_validate_ranker(
         a :class:`~sklearn.exceptions.FitFailedWarning` (fit) or a
         ``UserWarning`` (scoring), as scikit-learn does.
 
+    groups : None
+        Not used: the folds group the rows by ``qid``. Passing it (the name
+        scikit-learn's splitters use) raises a ``TypeError`` that says to
+        pass ``qid=`` instead.
+
     Returns
     -------
     scores : dict of str to ndarray
@@ -211,6 +217,13 @@ def cross_validate_ranker(
     >>> result["test_ndcg@10"].shape
     (4,)
     """
+    if groups is not None:
+        raise TypeError(
+            "cross_validate_ranker takes the query ids as qid=..., not groups=...: "
+            "pass qid=<your groups>; the folds then keep every query whole."
+        )
+    if qid is None:
+        raise TypeError("cross_validate_ranker needs qid: pass one query id per row.")
     if not (error_score == "raise" or isinstance(error_score, numbers.Real)):
         raise ValueError(
             f"error_score must be 'raise' or a number, got {error_score!r}."

@@ -4,8 +4,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._query import QueryLayout, check_qid, default_qid
+from .._query import QueryLayout, check_qid, fitted_qid
 from ..utils._sklearn_compat import StrOptions, _fit_context, validate_data
+from ..utils._validation import keep_fitted_state_on_error
 
 __all__ = ["QueryNormalizer"]
 
@@ -122,6 +123,11 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     contiguous, and the output keeps the input's row order. ``qid=None``
     treats all rows as one query.
 
+    scikit-learn's ``check_methods_subset_invariance`` fails by design (a
+    subset of a query's rows is normalised with its own statistics):
+    :func:`skrank.utils.estimator_checks.expected_failed_checks` lists it
+    for ``check_estimator(..., expected_failed_checks=...)``.
+
     Float32 input gives float32 output; any other input gives float64 output.
     The computation itself is carried out in float64.
 
@@ -193,16 +199,19 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         y : None
             Ignored.
         qid : array-like of shape (n_samples,), default=None
-            Query id of each row. Only checked here.
+            Query id of each row. Only checked, and their number kept:
+            ``transform`` without ``qid`` after a fit on several queries warns.
 
         Returns
         -------
         self : object
             Fitted transformer.
         """
-        X = self._validate_X(X, reset=True)
-        if qid is not None:
-            check_qid(qid, X.shape[0])
+        with keep_fitted_state_on_error(self):
+            X = self._validate_X(X, reset=True)
+            n_queries = 1 if qid is None else QueryLayout(check_qid(qid, X.shape[0])).n_queries
+        # transform without qid after a fit on several queries warns
+        self._n_fit_queries = n_queries
         return self
 
     def transform(self, X, *, qid=None):
@@ -213,7 +222,10 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Data to normalise. Sparse input is not supported.
         qid : array-like of shape (n_samples,), default=None
-            Query id of each row. None treats all rows as one query.
+            Query id of each row. None treats all rows as one query, and
+            warns when the transformer was fitted on several queries (a
+            forgotten ``qid``, e.g. ``Pipeline.predict`` with metadata
+            routing off).
 
         Returns
         -------
@@ -222,7 +234,10 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        layout = QueryLayout(default_qid(qid, X.shape[0]))
+        layout = QueryLayout(fitted_qid(
+            qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
+            owner=type(self).__name__, method="transform", strict=False,
+        ))
         return _query_normalize(X, layout, self.method).astype(X.dtype, copy=False)
 
     def fit_transform(self, X, y=None, *, qid=None):

@@ -28,17 +28,25 @@ from .._core._networks import (
     restore_network,
 )
 from .._core._solvers import SOLVERS
-from .._query import QueryLayout, check_qid, default_qid
+from .._query import (
+    QueryLayout,
+    check_qid,
+    default_qid,
+    fitted_qid,
+    query_weights,
+    warn_implicit_query,
+)
 from ..losses import LOSSES
+from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import (
     Interval,
     StrOptions,
     _fit_context,
-    check_sample_weight,
     validate_data,
 )
+from ..utils._validation import keep_fitted_state_on_error
 
 #: How the runs of ``n_init`` initialisations are combined.
 RESTARTS = ("average", "best")
@@ -79,7 +87,7 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # Fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None):
+    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None, sample_weight=None):
         """Fit the ranker.
 
         Parameters
@@ -90,7 +98,8 @@ class BaseRanker(BaseEstimator):
             Relevance labels (larger is more relevant).
         qid : array-like of shape (n_samples,), default=None
             Query id of each row (integers or strings, rows in any order).
-            None means all rows belong to one query.
+            None means all rows belong to one query; with more than 100 rows
+            that is more likely a forgotten ``qid``, and it warns.
         X_val : {array-like, sparse matrix} of shape (n_val_samples, n_features), \
                 default=None
             Validation rows for early stopping (e.g. LETOR's ``vali`` split).
@@ -100,18 +109,30 @@ class BaseRanker(BaseEstimator):
             Labels of ``X_val``; required with it.
         qid_val : array-like of shape (n_val_samples,), default=None
             Query ids of ``X_val``; None means one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, as in LightGBM and XGBoost: the weight of each
+            row's query, the same for all rows of a query. The training
+            objective becomes the weighted mean of the query losses (integer
+            weights act as repeated queries). The early-stopping metric on
+            validation queries is unweighted. None weighs queries equally.
 
         Returns
         -------
         self : object
             The fitted ranker.
         """
+        with keep_fitted_state_on_error(self):
+            return self._fit(X, y, qid, X_val, y_val, qid_val, sample_weight)
+
+    def _fit(self, X, y, qid, X_val, y_val, qid_val, sample_weight):
         settings = self._fit_settings()
         warm = settings.warm_start and self._is_fitted()
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=not warm
         )
         layout = QueryLayout(default_qid(qid, X.shape[0]))
+        warn_implicit_query(qid, X.shape[0], type(self).__name__)
+        weights = None if sample_weight is None else query_weights(sample_weight, layout)
         self._check_labels(y, layout)
         scorer = _validation_scorer(settings.scoring)
         loss = self._make_loss()
@@ -120,21 +141,39 @@ class BaseRanker(BaseEstimator):
         loss_seed = rng.randint(np.iinfo(np.int32).max)
 
         validation = self._check_validation_set(settings, X_val, y_val, qid_val)
+        train = np.arange(layout.n_queries)
         if validation is None:
             train, val = _split_queries(layout, settings, rng)
             if val is not None:
                 rows, val_layout = _query_rows(layout, val)
                 validation = (X[rows], y[rows], val_layout)
-        else:
-            train = np.arange(layout.n_queries)
+        if validation is not None and not _has_signal(
+            scorer, validation[1], validation[2], "y_val" if X_val is not None else "y"
+        ):
+            warnings.warn(
+                f"Early stopping would monitor scoring={scorer!r} on "
+                f"{'X_val' if X_val is not None else 'the held-out queries'}, but it "
+                "scores the best and the worst ranking alike there (no query with "
+                "documents of different relevance, or a metric returning NaN), so it "
+                "could only stop at random. Fitting without early stopping: the "
+                "training loss decides when to stop"
+                + (", on all queries." if X_val is None else "."),
+                UserWarning,
+            )
+            validation, train = None, np.arange(layout.n_queries)
         rows, train_layout = _query_rows(layout, train)
         y_train = y if rows is None else y[rows]
         state = loss.prepare(y_train, train_layout, random_state=loss_seed)
-        if validation is not None:
-            _check_scorable(scorer, validation[1], validation[2],
-                            "y_val" if X_val is not None else "y")
+        if weights is not None:
+            train_weights = weights[train]
+            if not np.any(train_weights > 0):
+                raise ValueError(
+                    "sample_weight is zero for every training query (the others are "
+                    "held out for early stopping): nothing would be learnt."
+                )
+            state.per_query[QUERY_WEIGHT] = train_weights / train_weights.mean()
         if solver.needs_train_metric:
-            _check_scorable(scorer, y_train, train_layout, "y")
+            _has_signal(scorer, y_train, train_layout, "y")
 
         if warm:
             network, start = restore_network(vars(self))
@@ -145,7 +184,10 @@ class BaseRanker(BaseEstimator):
             init_seeds = rng.randint(np.iinfo(np.int32).max, size=settings.n_init)
             starts = [network.init_params(np.random.RandomState(s)) for s in init_seeds]
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
-        alpha = self._penalty_strength(settings, train_layout.n_queries)
+        # with query weights, the effective number of queries (integer weights
+        # act as repeated queries)
+        n_effective = train_layout.n_queries if weights is None else float(weights[train].sum())
+        alpha = self._penalty_strength(settings, n_effective)
         objective = Objective(network, loss, state, y_train, X, rows, alpha)
         stopping = StoppingRule(
             tol=settings.tol,
@@ -196,7 +238,22 @@ class BaseRanker(BaseEstimator):
         return hasattr(self, "coef_") or hasattr(self, "coefs_")
 
     def _check_labels(self, y, layout):
-        """Raise (or warn) before training when the labels do not suit the loss."""
+        """Raise (or warn) before training when the labels do not suit the loss.
+
+        By default, warn when no query has two documents of different
+        relevance: a listwise loss then has no order to learn (every row its
+        own query, or equal labels everywhere).
+        """
+        y_sorted = layout.to_sorted(y)
+        if not np.any(layout.max(y_sorted) > layout.min(y_sorted)):
+            warnings.warn(
+                f"{type(self).__name__}: no query has two documents of different "
+                f"relevance ({layout.n_queries} queries, labels in "
+                f"[{y.min():g}, {y.max():g}]), so there is no order to learn and the "
+                "fitted model ranks at random. Check y and qid (qid=None makes all "
+                "rows one query).",
+                UserWarning,
+            )
 
     def _penalty_strength(self, settings, n_queries):
         """``alpha`` of the L2 penalty added to the mean loss over ``n_queries``."""
@@ -244,8 +301,9 @@ class BaseRanker(BaseEstimator):
             Feature rows.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. Used only by networks that score the
-            documents of a query jointly (None then means one query);
-            otherwise only checked against ``X``.
+            documents of a query jointly (None then means one query, which
+            warns when the ranker was fitted on several queries); otherwise
+            only checked against ``X``.
 
         Returns
         -------
@@ -257,15 +315,11 @@ class BaseRanker(BaseEstimator):
         network, params = restore_network(vars(self))
         layout = None
         if network.needs_query:
-            if qid is None and X.shape[0] > 1 and getattr(self, "_n_fit_queries", 1) > 1:
-                warnings.warn(
-                    f"{type(self).__name__} scores the documents of a query jointly and was "
-                    f"fitted on {self._n_fit_queries} queries, but predict got qid=None: all "
-                    f"{X.shape[0]} rows are scored as one query. Pass qid=... to score each "
-                    "query on its own.",
-                    UserWarning,
-                )
-            layout = QueryLayout(default_qid(qid, X.shape[0]))
+            # the scores of a query's documents depend on each other
+            layout = QueryLayout(fitted_qid(
+                qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
+                owner=type(self).__name__, method="predict", strict=False,
+            ))
         elif qid is not None:
             check_qid(qid, X.shape[0])
         return network.forward(params, X, layout)[0]
@@ -284,7 +338,12 @@ class BaseRanker(BaseEstimator):
         y : array-like of shape (n_samples,)
             Relevance labels (non-negative).
         qid : array-like of shape (n_samples,), default=None
-            Query id of each row; None means one query.
+            Query id of each row. None means one query, and is refused
+            (``ValueError``) when the ranker was fitted on several queries:
+            the mean over one merged "query" would be a plausible but wrong
+            number (as ``cross_val_score`` or ``Pipeline.score`` with
+            metadata routing off would compute it). A ranker fitted with
+            ``qid=None`` scores with ``qid=None``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weight of each row's *query* in the mean (it must be the same for
             all rows of a query); None weighs queries equally.
@@ -293,20 +352,12 @@ class BaseRanker(BaseEstimator):
         -------
         score : float
         """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        qid = fitted_qid(qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
+                         owner=type(self).__name__, method="score", strict=True)
         y_score = self.predict(X, qid=qid)
-        qid = default_qid(qid, len(y_score))
-        if sample_weight is None:
-            return ndcg_score(y, y_score, qid=qid, k=10)
-        layout = QueryLayout(qid)
-        weight = layout.to_sorted(check_sample_weight(sample_weight, y_score))
-        per_query = layout.max(weight)
-        if np.any(layout.min(weight) != per_query):
-            raise ValueError(
-                "sample_weight weighs queries in the mean NDCG, so it must be the "
-                "same for all rows of a query; got different weights within a query."
-            )
-        values = ndcg_score(y, y_score, qid=qid, k=10, average=False)
-        return float(np.average(values, weights=per_query))
+        return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -324,15 +375,23 @@ def _validation_scorer(scoring):
         ) from None
 
 
-def _check_scorable(scorer, y, layout, name):
-    """Fail before training if the monitored metric cannot score these labels."""
+def _has_signal(scorer, y, layout, name):
+    """Whether the monitored metric tells the ideal ranking of ``y`` from the reversed one.
+
+    Raises before training if it cannot score these labels at all. Without
+    signal (no query with documents of different relevance, single-document
+    queries, a metric returning NaN) the metric is the same for every model,
+    and early stopping on it would keep the first epoch.
+    """
     try:
-        scorer.score_predictions(y, np.zeros(len(y)), qid=layout.qid)
+        best = scorer.score_predictions(y, y.astype(np.float64), qid=layout.qid)
+        worst = scorer.score_predictions(y, -y.astype(np.float64), qid=layout.qid)
     except ValueError as exc:
         raise ValueError(
             f"scoring={scorer!r} cannot score the labels {name}: {exc} "
             "Pass scoring=make_ranking_scorer(...) with suitable conventions."
         ) from None
+    return bool(np.isfinite(best) and np.isfinite(worst) and best != worst)
 
 
 def _split_queries(layout, settings, rng):

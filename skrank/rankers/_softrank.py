@@ -26,7 +26,8 @@ class SoftRankRanker(NeuralRanker):
         and ``alpha``).
     rank_distribution : {"binomial", "normal", "hybrid"}, default="binomial"
         ``"binomial"``: the exact Rank-Binomial recursion,
-        :math:`O(N^3)` per query of :math:`N` documents. ``"normal"``: its
+        :math:`O(N^3)` per query of :math:`N` documents (a query of more
+        than 500 documents warns). ``"normal"``: its
         normal approximation, :math:`O(N^2)`. ``"hybrid"``: exact for the
         ``n_exact`` top and ``n_exact`` bottom documents of the current
         ranking of each query, normal for the rest.
