@@ -234,12 +234,14 @@ def query_weights(sample_weight, layout, *, name="sample_weight"):
                          f"{float(weight.min())!r} to {float(weight.max())!r}.")
     sorted_weight = layout.to_sorted(weight)
     per_query = layout.max(sorted_weight)
-    if np.any(layout.min(sorted_weight) != per_query):
-        q = int(np.flatnonzero(layout.min(sorted_weight) != per_query)[0])
+    lowest = layout.min(sorted_weight)
+    varying = np.flatnonzero(lowest != per_query)
+    if varying.size:
+        q = int(varying[0])
         raise ValueError(
             f"{name} weighs whole queries, so it must be the same for all rows of a "
             f"query; query {layout.unique_qid[q].item()!r} has weights from "
-            f"{float(layout.min(sorted_weight)[q])!r} to {float(per_query[q])!r}."
+            f"{float(lowest[q])!r} to {float(per_query[q])!r}."
         )
     if not np.any(per_query > 0):
         raise ValueError(f"{name} is zero for every query: nothing would count.")

@@ -9,7 +9,7 @@ from skrank.metrics import precision_at_k, rank_within_queries, top_k
 
 METHODS = ["ordinal", "min", "max", "average", "dense"]
 LAYOUTS = [
-    "grouped_equal", "grouped_unequal", "shuffled", "strings", "singletons", "none"
+    "grouped_equal", "grouped_unequal", "shuffled", "strings", "singletons", "one_query"
 ]
 
 
@@ -20,8 +20,8 @@ def _make(layout, ties, seed=0):
         qid = np.repeat(np.arange(6), 5)
     elif layout == "singletons":
         qid = rng.permutation(12)
-    elif layout == "none":
-        qid = None
+    elif layout == "one_query":
+        qid = np.zeros(23, dtype=int)
     else:
         sizes = rng.integers(1, 9, size=8)  # single-row queries likely
         sizes[0] = 1
@@ -137,11 +137,12 @@ def test_column_vector_scores_accepted():
 @pytest.mark.parametrize(
     "scores, qid, error, match",
     [
-        ([0.1, np.nan], None, ValueError, "scores contains NaN or infinity"),
+        ([0.1, np.nan], [0, 0], ValueError, "scores contains NaN or infinity"),
+        ([0.1, 0.2], None, TypeError, "qid is required"),
         ([0.1, -np.inf], [0, 0], ValueError, "scores contains NaN or infinity"),
-        (np.zeros((2, 2)), None, ValueError, r"scores must be 1-D.*\(2, 2\)"),
-        ([], None, ValueError, "scores is empty"),
-        (["a", "b"], None, TypeError, "scores must be numeric"),
+        (np.zeros((2, 2)), [0, 0], ValueError, r"scores must be 1-D.*\(2, 2\)"),
+        ([], [], ValueError, "scores is empty"),
+        (["a", "b"], [0, 0], TypeError, "scores must be numeric"),
         ([0.1, 0.2, 0.3], [0, 0], ValueError, "qid must have one entry per row"),
         ([0.1, 0.2], [0.5, 1.0], ValueError, "qid must hold integer or string ids"),
     ],
@@ -158,14 +159,14 @@ def test_invalid_scores_and_qid(func, scores, qid, error, match):
 )
 def test_top_k_rejects_invalid_k(k, error):
     with pytest.raises(error, match=f"k must be a positive integer, got k={k!r}"):
-        top_k([0.1, 0.2], k=k)
+        top_k([0.1, 0.2], [0, 0], k=k)
 
 
 def test_top_k_accepts_numpy_integer_k():
-    assert_array_equal(top_k([0.1, 0.2, 0.3], k=np.int64(2)), [2, 1])
+    assert_array_equal(top_k([0.1, 0.2, 0.3], [0, 0, 0], k=np.int64(2)), [2, 1])
 
 
 @pytest.mark.parametrize("method", ["first", "Ordinal", None])
 def test_rank_within_queries_rejects_unknown_method(method):
     with pytest.raises(ValueError, match=f"method must be one of .*method={method!r}"):
-        rank_within_queries([0.1, 0.2], method=method)
+        rank_within_queries([0.1, 0.2], [0, 0], method=method)

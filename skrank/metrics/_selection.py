@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from .._query import QueryLayout, default_qid
+from .._query import QueryLayout, check_qid
 from ._ranking import _as_1d_float
 
 __all__ = ["rank_within_queries", "top_k"]
@@ -34,11 +34,11 @@ def _check_scores(scores):
 
 
 def _layout(scores, qid):
-    """The query layout of ``scores``'s rows; qid=None is one query."""
-    return QueryLayout(default_qid(qid, scores.shape[0]), n_samples=scores.shape[0])
+    """The query layout of ``scores``'s rows (qid required, as in every metric)."""
+    return QueryLayout(check_qid(qid, scores.shape[0]), n_samples=scores.shape[0])
 
 
-def rank_within_queries(scores, qid=None, *, method="ordinal"):
+def rank_within_queries(scores, qid, *, method="ordinal"):
     """Rank of every row inside its query, by descending score.
 
     Parameters
@@ -47,9 +47,10 @@ def rank_within_queries(scores, qid=None, *, method="ordinal"):
         Finite score of each row; higher ranks first. A column vector of
         shape (n_samples, 1) is accepted.
 
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, integers or strings, in any order. None means
-        that all rows form one query.
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order. Required,
+        as in every metric: without it all rows would be ranked as one
+        query (for one query, pass ``np.zeros(n_samples)``).
 
     method : {"ordinal", "min", "max", "average", "dense"}, default="ordinal"
         Rank given to rows of equal score in one query (the methods of
@@ -99,7 +100,7 @@ def rank_within_queries(scores, qid=None, *, method="ordinal"):
     array([2, 1, 2, 1, 2])
     >>> rank_within_queries(scores, qid, method="average")
     array([2.5, 1. , 2.5, 1. , 2. ])
-    >>> rank_within_queries(scores)  # one query
+    >>> rank_within_queries(scores, [0] * len(scores))  # one query
     array([3, 1, 4, 2, 5])
     """
     if not isinstance(method, str) or method not in _METHODS:
@@ -139,7 +140,7 @@ def _tied_ranks(layout, scores_ranked, method):
     return first + np.repeat((sizes - 1) / 2.0, sizes)  # average
 
 
-def top_k(scores, qid=None, k=10):
+def top_k(scores, qid, k=10):
     """Row indices of the ``k`` highest-scoring rows of every query.
 
     Parameters
@@ -148,9 +149,10 @@ def top_k(scores, qid=None, k=10):
         Finite score of each row; higher ranks first. A column vector of
         shape (n_samples, 1) is accepted.
 
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, integers or strings, in any order. None means
-        that all rows form one query.
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order. Required,
+        as in every metric: without it all rows would be ranked as one
+        query (for one query, pass ``np.zeros(n_samples)``).
 
     k : int, default=10
         Number of rows kept per query; a query with fewer rows keeps all of
@@ -193,7 +195,7 @@ def top_k(scores, qid=None, k=10):
     >>> qid = ["b", "b", "b", "a", "a", "c"]
     >>> top_k(scores, qid, k=2)
     array([3, 4, 1, 0, 5])
-    >>> top_k(scores, k=3)  # one query
+    >>> top_k(scores, [0] * len(scores), k=3)  # one query
     array([1, 5, 3])
     """
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):

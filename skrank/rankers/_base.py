@@ -173,6 +173,8 @@ class BaseRanker(BaseEstimator):
                 )
             state.per_query[QUERY_WEIGHT] = train_weights / train_weights.mean()
         if solver.needs_train_metric:
+            # raises if the metric cannot score y; a training set without signal
+            # has already been warned about by _check_labels
             _has_signal(scorer, y_train, train_layout, "y")
 
         if warm:
