@@ -25,6 +25,10 @@ OPTIONS = [
     {"discount_alpha": -1.0},
     {"discount_alpha": -0.4, "truncation": 4},
     {"discount_alpha": 0.5, "truncation": 1},
+    {"truncation": 3},  # the 50-document query's recursion runs in segments
+    {"rank_distribution": "hybrid", "n_exact": 2, "truncation": 3},
+    {"rank_distribution": "normal", "truncation": 5},
+    {"truncation": 3, "sinkhorn_iterations": 2},
     {"sigma": 0.2},
 ]
 
@@ -243,6 +247,76 @@ def test_rank_binomial_chunks_in_a_block_of_several_queries(rng, monkeypatch, bu
     for b, n in enumerate(sizes):  # each query's distributions stop at its size
         assert_allclose(P[b, :n].sum(axis=1), 1.0, rtol=1e-13)
         assert (P[b, :n, n:] == 0).all()
+
+
+def _random_block(rng, sizes):
+    """Contest probabilities of a block of queries (decreasing sizes), 0 in padding."""
+    B, W = len(sizes), sizes[0]
+    pi = rng.uniform(size=(B, W, W))
+    real = np.arange(W) < sizes[:, None]
+    pi *= real[:, :, None] & real[:, None, :]
+    pi[:, np.arange(W), np.arange(W)] = 0.0
+    return pi, real
+
+
+@pytest.mark.parametrize("segments", [1, 4])
+@pytest.mark.parametrize("n_ranks", [1, 3, 10])
+@pytest.mark.parametrize("sizes", [[97], [90, 81, 80, 40]])
+def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch, sizes,
+                                                                n_ranks, segments):
+    """Keeping R ranks (in segments or not) gives the full recursion's first R ranks, and
+    the reverse mode of the full recursion for an adjoint that is 0 beyond R."""
+    sizes = np.array(sizes)
+    pi, real = _random_block(rng, sizes)
+    A = rng.normal(size=pi.shape) * real[:, :, None]
+    P, back = _softrank._rank_binomial(pi, sizes)
+    A[:, :, n_ranks:] = 0.0
+    grad = back(A)
+    monkeypatch.setattr(_softrank, "MAX_SEGMENTS", segments)
+    monkeypatch.setattr(_softrank, "STEP_CELLS", 2**30)  # as many segments as allowed
+    expected = 1 if segments == 1 else min(segments, sizes[0] // (4 * n_ranks))
+    assert _softrank._n_segments(sizes[0], n_ranks, real.sum()) == expected
+    P_r, back_r = _softrank._rank_binomial(pi, sizes, n_ranks=n_ranks)
+    assert P_r.shape == (len(sizes), sizes[0], n_ranks)
+    assert_allclose(P_r, P[:, :, :n_ranks], rtol=1e-12, atol=1e-15)  # probabilities
+    assert_allclose(back_r(A[:, :, :n_ranks]), grad, rtol=1e-11, atol=1e-15)
+    P_v, none = _softrank._rank_binomial(pi, sizes, n_ranks=n_ranks, need_grad=False)
+    assert none is None
+    assert_allclose(P_v, P_r, rtol=1e-15, atol=1e-300)
+
+
+@pytest.mark.parametrize("rank_distribution", ["binomial", "hybrid", "normal"])
+@pytest.mark.parametrize("truncation", [1, 4, 12])
+def test_truncated_softndcg_equals_full_computation_with_zeroed_discount(
+        rng, monkeypatch, rank_distribution, truncation):
+    """SoftNDCG@R computing R ranks equals computing every rank with D(r) = 0 from R on."""
+    y, s, qid = _queries(rng, [120, 60, 49, 7, 1, 2])
+    loss = SoftRankLoss(rank_distribution=rank_distribution, n_exact=3, truncation=truncation,
+                        discount_alpha=0.3)
+    value, grad = _value_and_grad(loss, y, s, qid)
+    monkeypatch.setattr(SoftRankLoss, "_n_ranks", lambda self, width: width)
+    full_value, full_grad = _value_and_grad(loss, y, s, qid)
+    assert_allclose(value, full_value, rtol=1e-12)
+    assert_allclose(grad, full_grad, rtol=1e-10, atol=1e-14)
+    assert np.abs(grad).max() > 1e-4
+
+
+def test_truncation_with_sinkhorn_computes_every_rank():
+    """Sinkhorn scales whole rank columns, so it keeps every rank (only the discount is cut)."""
+    assert SoftRankLoss(truncation=3)._n_ranks(10) == 3
+    assert SoftRankLoss(truncation=30)._n_ranks(10) == 10
+    assert SoftRankLoss(truncation=3, sinkhorn_iterations=1)._n_ranks(10) == 10
+
+
+def test_rank_distributions_are_whole_with_truncation(rng):
+    s = rng.normal(size=9)
+    full = SoftRankLoss(1.0).rank_distributions(s)[0]
+    for rd in ("binomial", "hybrid", "normal"):
+        P = SoftRankLoss(1.0, rank_distribution=rd, truncation=2, n_exact=2).rank_distributions(s)[0]
+        assert P.shape == (9, 9)
+        assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+        if rd == "binomial":
+            assert_allclose(P, full, rtol=1e-13, atol=1e-300)
 
 
 def test_sinkhorn_alternates_columns_then_rows(rng):

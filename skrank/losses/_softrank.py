@@ -6,13 +6,17 @@ NDCG under those distributions is differentiable in the scores.
 
 Queries are processed in padded blocks of similar sizes
 (:meth:`QueryLayout.blocks`). The exact Rank-Binomial recursion runs
-over all target documents of all queries of a block at once: one array
-operation per recursion step (one step per document that is added), never a
-Python loop over documents. Its gradient is taken in reverse mode through the
-recursion, with the intermediate states stored; the targets are processed in
-chunks when the states would not fit in :data:`MEMORY_BUDGET`.
+over all target documents of all queries of a block at once, flattened into
+one axis without padding: one array operation per recursion step (one step
+per document that is added), never a Python loop over documents. With
+``truncation`` it keeps only the ranks the loss reads, and for a few ranks
+runs segments of the documents side by side. Its gradient is taken in
+reverse mode through the recursion, with the intermediate states stored; the
+targets are processed in chunks when the states would not fit in
+:data:`MEMORY_BUDGET`.
 """
 
+import itertools
 import warnings
 from numbers import Integral, Real
 
@@ -71,8 +75,13 @@ class SoftRankLoss(ListwiseLoss):
         super-linear :math:`1 - (r/N)^2`; values in between blend linearly
         (see Notes).
     truncation : int, default=None
-        If given, SoftNDCG@R: the discount is 0 from rank ``truncation`` on.
-        None uses all ranks.
+        If given, SoftNDCG@R: the discount is 0 from rank ``truncation`` on,
+        and only the first ``truncation`` ranks of every distribution are
+        computed (:math:`O(N^2 R)` per query for the exact recursion instead
+        of :math:`O(N^3)`; :math:`R + 1` bin edges for the normal
+        approximation). With ``sinkhorn_iterations > 0`` every rank is still
+        computed, since Sinkhorn scales whole rank columns; only the discount
+        is cut. None uses all ranks.
 
     Notes
     -----
@@ -115,6 +124,21 @@ class SoftRankLoss(ListwiseLoss):
 
     and ``truncation`` sets it to 0 for :math:`r \ge R`. :math:`G_{\max}` uses
     the same discount.
+
+    *Truncation saves work.* The recursion reads rank :math:`r` only from
+    ranks :math:`r` and :math:`r - 1`, so the first :math:`R` ranks of every
+    state are computed from the first :math:`R` ranks alone, exactly (the
+    mass that leaves rank :math:`R - 1` is never needed by a truncated
+    loss), at :math:`O(N^2 R)` per query, forward and reverse. For small
+    :math:`R` the documents are also cut into a few segments whose
+    recursions run side by side and whose count distributions are then
+    convolved (truncated to :math:`R` ranks, exact), which keeps numpy's
+    arrays large. A caveat for training: from small initial weights every
+    contest is close to a coin toss, the rank of a document of a query of
+    :math:`N` documents is spread around :math:`N/2`, and its mass in the
+    first :math:`R \ll N/2` ranks, hence the gradient of SoftNDCG@R, is
+    vanishingly small (measured on OHSUMED, queries of about 150
+    documents: see :class:`~skrank.SoftRankRanker`).
 
     The gradient (eq. 16-23) is obtained in reverse mode through the
     recursion instead of the paper's forward recursion for
@@ -226,7 +250,8 @@ class SoftRankLoss(ListwiseLoss):
             One ``(n_q, n_q)`` array per query, in order of sorted query id:
             row ``j`` is the distribution over ranks ``0 .. n_q - 1`` (0 is the
             top) of the query's ``j``-th row, rows in their original order.
-            Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``.
+            Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``; all
+            ranks are returned whatever ``truncation`` is.
         """
         scores = np.asarray(scores, dtype=np.float64)
         layout = QueryLayout(default_qid(qid, scores.shape[0]))
@@ -234,7 +259,7 @@ class SoftRankLoss(ListwiseLoss):
         out = [None] * layout.n_queries
         for queries, slots, valid in self._blocks(layout):
             s = np.where(valid, s_sorted[slots], 0.0)
-            P = self._distributions(s, valid, need_grad=False)[0]
+            P = self._distributions(s, valid, s.shape[1], need_grad=False)[0]
             for b, q in enumerate(queries):
                 n = layout.sizes[q]
                 out[q] = P[b, :n, :n].copy()
@@ -255,8 +280,10 @@ class SoftRankLoss(ListwiseLoss):
 
         def cost(width):
             targets = width if exact else min(width, 2 * self.n_exact) if hybrid else 0
-            # stored recursion states plus the O(width^2) arrays of a query
-            return width * width * targets / 2 + 16 * width * width
+            # stored recursion states (width steps of at most n_ranks ranks)
+            # plus the O(width^2) arrays of a query
+            states = width * min(self._n_ranks(width), (width + 3) / 2)
+            return targets * states + 16 * width * width
 
         for queries, slots, _, valid in layout.blocks(
             growth=1.25, max_cost=MEMORY_BUDGET, cost=cost
@@ -267,15 +294,22 @@ class SoftRankLoss(ListwiseLoss):
                 valid = np.ones(slots.shape, dtype=bool)
             yield queries, slots, valid
 
-    def _distributions(self, s, valid, *, need_grad=True):
+    def _n_ranks(self, width):
+        """Ranks a block of that width computes: the first ``truncation``, unless Sinkhorn needs all."""
+        if self.truncation is None or self.sinkhorn_iterations > 0:
+            return width
+        return min(self.truncation, width)
+
+    def _distributions(self, s, valid, n_ranks, *, need_grad=True):
         """Rank distributions of a block and the function that back-propagates them.
 
-        Returns ``(P, pi, pair, z, backward)``: ``P[b, j, r]``, the contest
-        probabilities ``pi[b, i, j]`` (0 on the diagonal and in padding), the
-        mask of real pairs, the standardised differences ``z[b, i, j]``
-        (clipped to +-40, where the normal CDF and density are saturated) and
-        ``backward(A) -> dG/dpi`` for an adjoint ``A = dG/dP`` (only valid with
-        ``need_grad``; without it the exact recursion stores no states).
+        Returns ``(P, pi, pair, z, backward)``: ``P[b, j, r]`` for the first
+        ``n_ranks`` ranks, the contest probabilities ``pi[b, i, j]`` (0 on
+        the diagonal and in padding), the mask of real pairs, the
+        standardised differences ``z[b, i, j]`` (clipped to +-40, where the
+        normal CDF and density are saturated) and ``backward(A) -> dG/dpi``
+        for an adjoint ``A = dG/dP`` (only valid with ``need_grad``; without
+        it the exact recursion stores no states).
         """
         B, W = s.shape
         sizes = valid.sum(axis=1)
@@ -289,12 +323,14 @@ class SoftRankLoss(ListwiseLoss):
         live = ranks < sizes[:, None]  # ranks a query can take, shape (B, W)
 
         if self.rank_distribution == "binomial":
-            P, back = _rank_binomial(pi, sizes, need_grad=need_grad)
+            P, back = _rank_binomial(pi, sizes, targets=valid, n_ranks=n_ranks,
+                                     need_grad=need_grad)
         elif self.rank_distribution == "normal":
-            P, back = _rank_normal(pi, sizes, live)
+            P, back = _rank_normal(pi, sizes, live, n_ranks)
+            P *= valid[:, :, None]
         else:
-            P, back = self._rank_hybrid(s, pi, sizes, valid, live, need_grad)
-        P *= valid[:, :, None]
+            P, back = self._rank_hybrid(s, pi, sizes, valid, live, n_ranks, need_grad)
+            P *= valid[:, :, None]
 
         steps = []
         for _ in range(self.sinkhorn_iterations):
@@ -310,10 +346,10 @@ class SoftRankLoss(ListwiseLoss):
 
         return P, pi, pair, z, backward
 
-    def _rank_hybrid(self, s, pi, sizes, valid, live, need_grad):
+    def _rank_hybrid(self, s, pi, sizes, valid, live, n_ranks, need_grad):
         """Exact distributions for the top and bottom ``n_exact`` documents, normal elsewhere."""
         B, W = s.shape
-        P, back_normal = _rank_normal(pi, sizes, live)
+        P, back_normal = _rank_normal(pi, sizes, live, n_ranks)
         n_top = self.n_exact
         J = min(W, 2 * n_top)
         if J == 0:
@@ -326,8 +362,8 @@ class SoftRankLoss(ListwiseLoss):
         sel = np.take_along_axis(order, np.minimum(pos, W - 1), axis=1)
         b_idx = np.broadcast_to(np.arange(B)[:, None], (B, J))
         pi_sel = pi[b_idx[:, None, :], np.arange(W)[None, :, None], sel[:, None, :]]
-        pi_sel *= chosen[:, None, :]
-        P_exact, back_exact = _rank_binomial(pi_sel, sizes, need_grad=need_grad)
+        P_exact, back_exact = _rank_binomial(pi_sel, sizes, targets=chosen, n_ranks=n_ranks,
+                                             need_grad=need_grad)
         rows, cols = b_idx[chosen], sel[chosen]
         is_exact = np.zeros((B, W), dtype=bool)
         is_exact[rows, cols] = True
@@ -347,12 +383,13 @@ class SoftRankLoss(ListwiseLoss):
         """Per-query losses of a block and the gradient of their sum."""
         B, W = s.shape
         sizes = valid.sum(axis=1)
-        D = _discount(sizes, W, self.discount_alpha, self.truncation)
-        ideal = -np.sort(-gain, axis=1)
+        n_ranks = self._n_ranks(W)
+        D = _discount(sizes, W, self.discount_alpha, self.truncation)[:, :n_ranks]
+        ideal = -np.sort(-gain, axis=1)[:, :n_ranks]
         g_max = (ideal * D).sum(axis=1)
         has_gain = g_max > 0
         weight = gain / np.where(has_gain, g_max, 1.0)[:, None]
-        P, pi, pair, z, backward = self._distributions(s, valid)
+        P, pi, pair, z, backward = self._distributions(s, valid, n_ranks)
         softndcg = np.einsum("bj,bjr,br->b", weight, P, D)
         loss = np.where(has_gain, 1.0 - softndcg, 0.0)
         A = -weight[:, :, None] * D[:, None, :]
@@ -379,109 +416,276 @@ def _discount(sizes, width, alpha, truncation):
     return D
 
 
-def _rank_binomial(pi, sizes, *, need_grad=True):
+def _rank_binomial(pi, sizes, *, targets=None, n_ranks=None, need_grad=True):
     """Exact Rank-Binomial distributions of a block, and their reverse mode.
 
     ``pi[b, i, j]`` is the probability that document ``i`` beats target
-    ``j`` (0 where ``i`` is ``j`` or padding); ``sizes`` (decreasing) are the
-    queries' sizes. Step ``t`` of the recursion adds document ``t`` to every
-    target of the queries with more than ``t`` documents (a prefix of the
-    block). States are kept with the rank axis first, ``(rank, query,
-    target)``, so that the ranks a step touches (at most ``t + 2``) are one
-    contiguous slab.
+    ``j`` of query ``b`` (0 where ``i`` is ``j`` or padding); ``sizes``
+    (decreasing) are the queries' sizes; ``targets[b, j]`` marks the real
+    targets (default: ``j < sizes[b]``). Only the first ``n_ranks`` ranks
+    (default: all ``W``) are computed: the recursion never reads a rank from
+    a higher one, so they are exactly the first ranks of the full
+    distributions, at a cost proportional to ``n_ranks``.
 
-    The targets are independent, so when the states stored for the reverse
-    mode would exceed :data:`MEMORY_BUDGET`, they are processed in chunks of
-    targets, each within the budget (at least one target per chunk).
+    The real targets of all queries of the block are flattened into one axis,
+    query by query; as the queries come by decreasing size, the targets whose
+    query still has a document ``t`` to add are a prefix of that axis, and
+    step ``t`` of the recursion is one operation on that prefix, with no
+    padding (:func:`_recursion`). When only a few ranks are kept, the
+    documents are also cut into segments whose recursions run side by side
+    (:func:`_segmented_recursion`).
 
-    Returns ``P[b, j, r]`` and ``backward(A) -> dG/dpi`` for ``A = dG/dP``
-    (None without ``need_grad``).
+    Returns ``P[b, j, r]`` (0 for the targets that are not real) and
+    ``backward(A) -> dG/dpi`` for ``A = dG/dP`` (None without ``need_grad``).
     """
-    B, N, J = pi.shape
-    active = (sizes[None, :] > np.arange(N)[:, None]).sum(axis=1)
-    n_steps = int(np.count_nonzero(active))
-    active = active[:n_steps]
-    per_target = int(((np.arange(n_steps) + 2) * active).sum())  # stored values
-    chunk = J if not need_grad else max(1, min(J, MEMORY_BUDGET // per_target))
-    parts = [
-        _rank_binomial_targets(pi[:, :, lo:lo + chunk], active, need_grad)
-        for lo in range(0, J, chunk)
-    ]
-    P = parts[0][0] if len(parts) == 1 else np.concatenate([p for p, _ in parts], axis=1)
+    B, W, J = pi.shape
+    if targets is None:
+        targets = np.arange(J) < sizes[:, None]
+    n_ranks = W if n_ranks is None else min(n_ranks, W)
+    n_steps = int(sizes.max())
+    # targets still active at step t: those of the queries with more than t documents
+    n_queries = (sizes[None, :] > np.arange(n_steps)[:, None]).sum(axis=1)
+    active = np.cumsum(targets.sum(axis=1))[n_queries - 1]
+    every = bool(targets.all())  # no padding (one query, or queries of one size)
+    by_step = pi.transpose(1, 0, 2)[:n_steps]
+    # (step, target), rows contiguous (the mask alone would give columns)
+    pi_flat = by_step.reshape(n_steps, B * J) if every else \
+        np.ascontiguousarray(by_step[:, targets])
+    n_segments = _n_segments(n_steps, n_ranks, pi_flat.shape[1])
+    if n_segments > 1:
+        P_flat, back_flat = _segmented_recursion(pi_flat, active, n_ranks, n_segments,
+                                                 need_grad)
+    else:
+        P_flat, back_flat = _recursion(pi_flat, active, n_ranks, need_grad)
+    if every:
+        P = P_flat.T.reshape(B, J, n_ranks)
+    else:
+        P = np.zeros((B, J, n_ranks))
+        P[targets] = P_flat.T
     if not need_grad:
         return P, None
 
     def backward(A):
-        if len(parts) == 1:
-            return parts[0][1](A)
+        if every:
+            grad = back_flat(A.reshape(B * J, n_ranks).T).reshape(n_steps, B, J)
+            if n_steps == W:
+                return grad.transpose(1, 0, 2)
+        grad_pi = np.zeros((W, B, J))
+        if every:
+            grad_pi[:n_steps] = grad
+        else:
+            grad_pi[:n_steps, targets] = back_flat(A[targets].T)
+        return grad_pi.transpose(1, 0, 2)
+
+    return P, backward
+
+
+#: Cells (ranks x targets) a recursion step should update at least, so
+#: that numpy's per-call overhead is small next to the arithmetic (see
+#: :func:`_n_segments`; measured by ``benchmarks/bench_softrank.py``).
+STEP_CELLS = 2**14
+
+#: Most segments :func:`_segmented_recursion` cuts the documents into (each
+#: one more costs two truncated convolutions).
+MAX_SEGMENTS = 4
+
+
+def _n_segments(n_steps, n_ranks, n_targets):
+    """Segments of documents for a truncated recursion: 1 unless it pays.
+
+    Combining ``m`` segments costs about ``3 m n_ranks^2`` operations per
+    target, against ``8 n_steps n_ranks`` for the recursion itself, so a
+    segment is at least ``4 n_ranks`` documents long; within that, enough
+    segments (at most :data:`MAX_SEGMENTS`) that a step updates
+    :data:`STEP_CELLS` cells.
+    """
+    most = min(MAX_SEGMENTS, n_steps // (4 * n_ranks))
+    wanted = -(-STEP_CELLS // max(n_ranks * n_targets, 1))
+    return max(1, min(most, wanted))
+
+
+def _recursion(pi, active, n_ranks, need_grad):
+    """The recursion over flattened targets, in chunks of targets within :data:`MEMORY_BUDGET`.
+
+    ``pi[t, c]`` is the probability that the ``t``-th document added beats
+    target ``c``; ``active[t]`` (non-increasing) the number of targets, a
+    prefix, that step ``t`` updates. The targets are independent, so when
+    the states stored for the reverse mode would exceed the budget, they are
+    processed in chunks of targets (at least one per chunk). Returns the
+    ``(n_ranks, n_targets)`` distributions and ``backward(A) -> dG/dpi``.
+    """
+    n_steps, T = pi.shape
+    largest = int(np.minimum(np.arange(n_steps) + 2, n_ranks).sum())  # values per target
+    chunk = T if not need_grad else max(1, min(T, MEMORY_BUDGET // max(largest, 1)))
+    bounds = [(lo, min(lo + chunk, T)) for lo in range(0, T, chunk)]
+    parts = [
+        _rank_binomial_targets(pi[:, lo:hi], np.clip(active - lo, 0, hi - lo), n_ranks,
+                               need_grad)
+        for lo, hi in bounds
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    P = np.concatenate([p for p, _ in parts], axis=1)
+
+    def backward(A):
         return np.concatenate(
-            [back(A[:, lo:lo + chunk]) for lo, (_, back) in zip(range(0, J, chunk), parts)],
-            axis=2,
+            [back(A[:, lo:hi]) for (lo, hi), (_, back) in zip(bounds, parts)], axis=1
         )
 
     return P, backward
 
 
-def _rank_binomial_targets(pi, active, store):
-    """:func:`_rank_binomial` for one chunk of targets, storing every state if ``store``."""
-    B, N, J = pi.shape
-    n_steps = len(active)
-    slab = (np.arange(n_steps) + 2) * active * J  # values of step t's state
-    offsets = np.zeros(n_steps + 1, dtype=np.intp)
-    np.cumsum(slab, out=offsets[1:])
+def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
+    """:func:`_recursion` with the documents cut into segments that run side by side.
+
+    The rank of a target counts the documents that beat it. Cut into
+    ``n_segments`` consecutive segments of ``S`` documents, that count is
+    the sum of independent counts, one per segment, and its distribution
+    the convolution of theirs, which truncated to ``n_ranks`` ranks is exact
+    for those ranks. The segments' recursions run as one recursion of ``S``
+    steps over ``n_segments`` times as many columns, all of them updated at
+    every step (documents a query does not have beat nobody: ``pi`` is 0
+    there; their gradient is set to 0 with ``active``, as :func:`_recursion`
+    leaves it). The reverse mode goes back through the chain of
+    convolutions.
+    """
+    n_steps, T = pi.shape
+    m = n_segments
+    S = -(-n_steps // m)
+    pi_seg = np.zeros((S, m, T))
+    for g in range(m):
+        rows = pi[g * S:(g + 1) * S]
+        pi_seg[: len(rows), g] = rows
+    P_seg, back_seg = _recursion(pi_seg.reshape(S, m * T), np.full(S, m * T), n_ranks,
+                                 need_grad)
+    segment = P_seg.reshape(n_ranks, m, T)
+    prefix = [segment[:, 0]]  # prefix[g]: segments 0 .. g together
+    for g in range(1, m):
+        prefix.append(_truncated_convolve(prefix[-1], segment[:, g]))
+    if not need_grad:
+        return prefix[-1], None
+
+    def backward(A):
+        adj = np.empty((n_ranks, m, T))
+        for g in range(m - 1, 0, -1):
+            # prefix[g] = prefix[g - 1] * segment[g]: the adjoint of each factor
+            # is the correlation of A with the other
+            both = _truncated_correlate(A, np.stack([prefix[g - 1], segment[:, g]]))
+            adj[:, g], A = both
+        adj[:, 0] = A
+        grad = back_seg(adj.reshape(n_ranks, m * T)).reshape(S, m, T)
+        grad_flat = np.empty((n_steps, T))
+        for g in range(m):
+            rows = grad_flat[g * S:(g + 1) * S]
+            rows[:] = grad[: len(rows), g]
+        if active[-1] < T:  # steps of queries that have ended
+            grad_flat *= np.arange(T) < active[:, None]
+        return grad_flat
+
+    return prefix[-1], backward
+
+
+def _truncated_convolve(X, Y):
+    """``Z(r) = sum_u X(u) Y(r - u)`` over the ranks ``r`` (axis 0) that ``X`` and ``Y`` have."""
+    R = X.shape[0]
+    Z = X[0] * Y
+    for u in range(1, R):
+        Z[u:] += X[u] * Y[: R - u]
+    return Z
+
+
+def _truncated_correlate(A, X):
+    """``Z(u) = sum_v A(u + v) X(v)``, the adjoint of :func:`_truncated_convolve` in ``Y``.
+
+    ``A`` has ranks on axis 0; ``X`` on axis -2 (leading axes broadcast).
+    """
+    R = A.shape[0]
+    Z = A * X[..., :1, :]
+    for v in range(1, R):
+        Z[..., : R - v, :] += A[v:] * X[..., v:v + 1, :]
+    return Z
+
+
+def _rank_binomial_targets(pi, active, n_ranks, store):
+    """:func:`_recursion` for one chunk of targets, storing every state if ``store``.
+
+    ``pi[t, c]`` is the probability that document ``t`` of target ``c``'s
+    query beats it; ``active[t]`` the number of targets (a prefix) that step
+    ``t`` updates. Returns the ``(n_ranks, n_targets)`` distributions and the
+    reverse mode ``backward(A) -> dG/dpi[t, c]``.
+
+    States are kept with the rank axis first, ``(rank, target)``, below a
+    zero row for rank -1, so that ``d(r) = p(r - 1) - p(r)`` over all the
+    ranks a step touches (at most ``t + 2``) is one subtraction; step ``t``
+    stores its ``d`` as a slab ``(L_t, k_t)`` of one flat buffer. The reverse
+    mode carries one adjoint ``(rank, target)`` back through the steps (with
+    a zero row for the first rank not kept) and takes each step's gradient
+    ``sum_r a(r) d(r)`` while both are in cache.
+    """
+    n_steps, T = pi.shape
+    ranks = [min(t + 2, n_ranks) for t in range(n_steps)]  # ranks step t touches
+    active = [int(k) for k in active]
+    offsets = [0, *itertools.accumulate(L * k for L, k in zip(ranks, active))]
     stored = np.empty(offsets[-1] if store else 0)
-    scratch = np.empty((N + 1) * B * J)
-    P = np.zeros((N + 1, B, J))
-    P[0] = 1.0
-    for t in range(n_steps):
-        k = active[t]
-        p = P[: t + 2, :k]
-        shape = (t + 2, k, J)
-        d = stored[offsets[t]:offsets[t + 1]].reshape(shape) if store else \
-            scratch[: slab[t]].reshape(shape)
-        np.negative(p[0], out=d[0])
-        np.subtract(p[:-1], p[1:], out=d[1:])  # d(r) = p(r - 1) - p(r)
-        tmp = scratch[: slab[t]].reshape(shape) if store else d
-        np.multiply(d, pi[:k, t], out=tmp)
-        p += tmp
-    result = np.ascontiguousarray(P[:N].transpose(1, 2, 0))
+    scratch = np.empty(n_ranks * T)
+    # row 0 is rank -1 (always 0), row r + 1 is rank r
+    P = np.zeros((n_ranks + 1, T))
+    P[1] = 1.0
+    for t, (L, k) in enumerate(zip(ranks, active)):
+        d = stored[offsets[t]:offsets[t + 1]].reshape(L, k) if store else \
+            scratch[: L * k].reshape(L, k)
+        np.subtract(P[:L, :k], P[1:L + 1, :k], out=d)  # d(r) = p(r - 1) - p(r)
+        tmp = scratch[: L * k].reshape(L, k) if store else d
+        np.multiply(d, pi[t, :k], out=tmp)
+        P[1:L + 1, :k] += tmp
+    result = P[1:]
 
     def backward(A):
         grad_pi = np.zeros_like(pi)
-        adj = np.zeros((N + 1, B, J))
-        adj[:N] = A.transpose(2, 0, 1)
-        for t in reversed(range(n_steps)):
-            k = active[t]
-            a = adj[: t + 2, :k]
-            d = stored[offsets[t]:offsets[t + 1]].reshape(t + 2, k, J)
-            grad_pi[:k, t] = np.einsum("rbj,rbj->bj", a, d)
-            # adjoint of p^(t): a(r) + pi * (a(r + 1) - a(r)), r <= t
-            tmp = scratch[: (t + 1) * k * J].reshape(t + 1, k, J)
-            np.subtract(a[1:], a[:-1], out=tmp)
-            tmp *= pi[:k, t]
-            a[:-1] += tmp
+        # row r: adjoint of rank r; row n_ranks (a rank never kept) stays 0.
+        # Targets whose query has ended keep their adjoint A.
+        adj = np.zeros((n_ranks + 1, T))
+        adj[:n_ranks] = A
+        for t in range(n_steps - 1, -1, -1):
+            L, k = ranks[t], active[t]
+            d = stored[offsets[t]:offsets[t + 1]].reshape(L, k)
+            a = adj[:, :k]
+            prod = scratch[: L * k].reshape(L, k)
+            np.multiply(a[:L], d, out=prod)
+            np.add.reduce(prod, axis=0, out=grad_pi[t, :k])
+            if t:
+                # adjoint of p^(t-1): a(r) + pi * (a(r + 1) - a(r)) for the m
+                # ranks step t - 1 touched
+                m = ranks[t - 1]
+                diff = scratch[: m * k].reshape(m, k)
+                np.subtract(a[1:m + 1], a[:m], out=diff)
+                diff *= pi[t, :k]
+                a[:m] += diff
         return grad_pi
 
     return result, backward
 
 
-def _rank_normal(pi, sizes, live):
+def _rank_normal(pi, sizes, live, n_ranks=None):
     """Discretised normal approximation of the rank distributions, and its reverse mode.
 
     Rank ``r`` of target ``j`` gets the normal probability of
     ``[r - 1/2, r + 1/2]``, renormalised over the ranks ``0 .. n - 1`` of its
-    query (``live``).
+    query (``live``); only the first ``n_ranks`` ranks (default: all) are
+    returned.
     """
     B, N, J = pi.shape
     W = live.shape[1]
+    n_ranks = W if n_ranks is None else min(n_ranks, W)
+    live = live[:, :n_ranks]
     mean = pi.sum(axis=1)
     var = (pi * (1.0 - pi)).sum(axis=1)
     sd = np.sqrt(var + _VARIANCE_FLOOR)
-    edges = (np.arange(W + 1) - 0.5 - mean[:, :, None]) / sd[:, :, None]  # (B, J, W + 1)
+    edges = (np.arange(n_ranks + 1) - 0.5 - mean[:, :, None]) / sd[:, :, None]  # (B, J, R + 1)
     cdf = ndtr(edges)
     mass = np.diff(cdf, axis=2) * live[:, None, :]
-    top = np.take_along_axis(cdf, np.broadcast_to(sizes[:, None, None], (B, J, 1)), axis=2)
-    total = top[:, :, 0] - cdf[:, :, 0]
+    top_edge = (sizes[:, None] - 0.5 - mean) / sd  # the upper end of the last rank
+    total = ndtr(top_edge) - cdf[:, :, 0]
     P = mass / total[:, :, None]
 
     def backward(A):
@@ -492,11 +696,11 @@ def _rank_normal(pi, sizes, live):
         dcdf[:, :, 1:] += dmass
         dcdf[:, :, :-1] -= dmass
         dtotal = -S / total
-        np.add.at(dcdf, (np.arange(B)[:, None], np.arange(J)[None, :], sizes[:, None]), dtotal)
         dcdf[:, :, 0] -= dtotal
         dedge = dcdf * np.exp(-0.5 * edges * edges) / _SQRT_2PI
-        dmean = -dedge.sum(axis=2) / sd
-        dvar = -(dedge * edges).sum(axis=2) / (2.0 * sd * sd)
+        dtop = dtotal * np.exp(-0.5 * top_edge * top_edge) / _SQRT_2PI
+        dmean = -(dedge.sum(axis=2) + dtop) / sd
+        dvar = -((dedge * edges).sum(axis=2) + dtop * top_edge) / (2.0 * sd * sd)
         return dmean[:, None, :] + dvar[:, None, :] * (1.0 - 2.0 * pi)
 
     return P, backward
