@@ -133,6 +133,7 @@ def test_hybrid_is_exact_for_the_chosen_documents(rng):
     assert_allclose(hybrid[middle], normal[middle], atol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
 @pytest.mark.parametrize("rank_distribution", ["binomial", "normal", "hybrid"])
 def test_small_sigma_gives_deterministic_ranks_and_ndcg(rng, rank_distribution):
     n = 12
@@ -193,6 +194,7 @@ def test_queries_without_relevant_documents_contribute_nothing(rng):
     assert (grad[:3] == 0).all()
 
 
+@pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
 @pytest.mark.parametrize("options", OPTIONS, ids=repr)
 def test_gradient_matches_finite_differences(rng, options):
     """Every option, queries up to 50 documents, padded blocks, float64."""
@@ -285,6 +287,7 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
     assert_allclose(P_v, P_r, rtol=1e-15, atol=1e-300)
 
 
+@pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
 @pytest.mark.parametrize("rank_distribution", ["binomial", "hybrid", "normal"])
 @pytest.mark.parametrize("truncation", [1, 4, 12])
 def test_truncated_softndcg_equals_full_computation_with_zeroed_discount(
@@ -306,6 +309,17 @@ def test_truncation_with_sinkhorn_computes_every_rank():
     assert SoftRankLoss(truncation=3)._n_ranks(10) == 3
     assert SoftRankLoss(truncation=30)._n_ranks(10) == 10
     assert SoftRankLoss(truncation=3, sinkhorn_iterations=1)._n_ranks(10) == 10
+
+
+def test_truncation_far_below_the_query_size_warns(rng):
+    """SoftNDCG@R with R << N/2 has almost no gradient from small weights: say so."""
+    y, _, qid = _queries(rng, [120, 100, 80])
+    with pytest.warns(UserWarning, match="truncation=10 is below a quarter"):
+        SoftRankLoss(truncation=10).prepare(y, QueryLayout(qid))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SoftRankLoss(truncation=25).prepare(y, QueryLayout(qid))
+        SoftRankLoss().prepare(y, QueryLayout(qid))
 
 
 def test_rank_distributions_are_whole_with_truncation(rng):
