@@ -499,23 +499,23 @@ def _rank_binomial(pi, sizes, *, targets=None, n_ranks=None, need_grad=True):
 #: Cells (ranks x targets) a recursion step should update at least, so
 #: that numpy's per-call overhead is small next to the arithmetic (see
 #: :func:`_n_segments`; measured by ``benchmarks/bench_softrank.py``).
-STEP_CELLS = 2**14
+STEP_CELLS = 2**16
 
-#: Most segments :func:`_segmented_recursion` cuts the documents into (each
-#: one more costs two truncated convolutions).
-MAX_SEGMENTS = 4
+#: Most segments :func:`_segmented_recursion` cuts the documents into.
+MAX_SEGMENTS = 32
 
 
 def _n_segments(n_steps, n_ranks, n_targets):
     """Segments of documents for a truncated recursion: 1 unless it pays.
 
-    Combining ``m`` segments costs about ``3 m n_ranks^2`` operations per
-    target, against ``8 n_steps n_ranks`` for the recursion itself, so a
-    segment is at least ``4 n_ranks`` documents long; within that, enough
-    segments (at most :data:`MAX_SEGMENTS`) that a step updates
-    :data:`STEP_CELLS` cells.
+    A step of the recursion updates ``n_ranks`` ranks of every target; with
+    ``m`` segments it updates ``m`` times as many cells in ``m`` times fewer
+    steps. Enough segments (at most :data:`MAX_SEGMENTS`) that a step updates
+    :data:`STEP_CELLS` cells, and each at least ``2 n_ranks`` documents long
+    (combining them costs ``n_ranks^2 / 2`` multiply-adds per target and
+    segment, against ``n_ranks`` per target and document in the recursion).
     """
-    most = min(MAX_SEGMENTS, n_steps // (4 * n_ranks))
+    most = min(MAX_SEGMENTS, n_steps // (2 * n_ranks))
     wanted = -(-STEP_CELLS // max(n_ranks * n_targets, 1))
     return max(1, min(most, wanted))
 
@@ -562,8 +562,9 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
     steps over ``n_segments`` times as many columns, all of them updated at
     every step (documents a query does not have beat nobody: ``pi`` is 0
     there; their gradient is set to 0 with ``active``, as :func:`_recursion`
-    leaves it). The reverse mode goes back through the chain of
-    convolutions.
+    leaves it). The segments' distributions are convolved pairwise, level by
+    level (one convolution of all pairs per level, ``log2 m`` levels), and
+    the reverse mode goes back through those levels.
     """
     n_steps, T = pi.shape
     m = n_segments
@@ -574,22 +575,30 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
         pi_seg[: len(rows), g] = rows
     P_seg, back_seg = _recursion(pi_seg.reshape(S, m * T), np.full(S, m * T), n_ranks,
                                  need_grad)
-    segment = P_seg.reshape(n_ranks, m, T)
-    prefix = [segment[:, 0]]  # prefix[g]: segments 0 .. g together
-    for g in range(1, m):
-        prefix.append(_truncated_convolve(prefix[-1], segment[:, g]))
+    # combine the segments pairwise, level by level: one convolution per level
+    levels = [P_seg.reshape(n_ranks, m, T)]
+    while levels[-1].shape[1] > 1:
+        X = levels[-1]
+        if X.shape[1] % 2:  # an odd one out is convolved with "no document": rank 0
+            X = np.concatenate([X, np.zeros((n_ranks, 1, T))], axis=1)
+            X[0, -1] = 1.0
+            levels[-1] = X
+        levels.append(_truncated_convolve(X[:, 0::2], X[:, 1::2]))
+    P = levels[-1][:, 0]
     if not need_grad:
-        return prefix[-1], None
+        return P, None
 
     def backward(A):
-        adj = np.empty((n_ranks, m, T))
-        for g in range(m - 1, 0, -1):
-            # prefix[g] = prefix[g - 1] * segment[g]: the adjoint of each factor
-            # is the correlation of A with the other
-            both = _truncated_correlate(A, np.stack([prefix[g - 1], segment[:, g]]))
-            adj[:, g], A = both
-        adj[:, 0] = A
-        grad = back_seg(adj.reshape(n_ranks, m * T)).reshape(S, m, T)
+        adj = A[:, None]
+        for X in reversed(levels[:-1]):
+            # Z = X_even * X_odd: the adjoint of each factor is the
+            # correlation of adj with the other (adj of a level's padding dropped)
+            adj = adj[:, : X.shape[1] // 2]
+            left, right = _truncated_correlate(adj, np.stack([X[:, 1::2], X[:, 0::2]]))
+            up = np.empty_like(X)
+            up[:, 0::2], up[:, 1::2] = left, right
+            adj = up
+        grad = back_seg(adj[:, :m].reshape(n_ranks, m * T)).reshape(S, m, T)
         grad_flat = np.empty((n_steps, T))
         for g in range(m):
             rows = grad_flat[g * S:(g + 1) * S]
@@ -598,27 +607,31 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
             grad_flat *= np.arange(T) < active[:, None]
         return grad_flat
 
-    return prefix[-1], backward
+    return P, backward
 
 
 def _truncated_convolve(X, Y):
-    """``Z(r) = sum_u X(u) Y(r - u)`` over the ranks ``r`` (axis 0) that ``X`` and ``Y`` have."""
-    R = X.shape[0]
-    Z = X[0] * Y
-    for u in range(1, R):
-        Z[u:] += X[u] * Y[: R - u]
+    """``Z(r) = sum_u X(u) Y(r - u)`` over the ranks ``r`` (axis 0) that ``X`` and ``Y`` have.
+
+    One product-sum per rank (no temporaries): ``Z(r) = X(0..r) . Y(r..0)``.
+    """
+    Z = np.empty(X.shape)
+    for r in range(X.shape[0]):
+        np.einsum("u...,u...->...", X[: r + 1], Y[r::-1], out=Z[r])
     return Z
 
 
 def _truncated_correlate(A, X):
     """``Z(u) = sum_v A(u + v) X(v)``, the adjoint of :func:`_truncated_convolve` in ``Y``.
 
-    ``A`` has ranks on axis 0; ``X`` on axis -2 (leading axes broadcast).
+    ``A`` has ranks on axis 0; ``X`` is a stack of factors, ranks on axis 1;
+    ``Z`` has the shape of ``X``.
     """
     R = A.shape[0]
-    Z = A * X[..., :1, :]
-    for v in range(1, R):
-        Z[..., : R - v, :] += A[v:] * X[..., v:v + 1, :]
+    Z = np.empty(X.shape)
+    for s in range(X.shape[0]):
+        for u in range(R):
+            np.einsum("v...,v...->...", A[u:], X[s, : R - u], out=Z[s, u])
     return Z
 
 
@@ -666,9 +679,7 @@ def _rank_binomial_targets(pi, active, n_ranks, store):
             L, k = ranks[t], active[t]
             d = stored[offsets[t]:offsets[t + 1]].reshape(L, k)
             a = adj[:, :k]
-            prod = scratch[: L * k].reshape(L, k)
-            np.multiply(a[:L], d, out=prod)
-            np.add.reduce(prod, axis=0, out=grad_pi[t, :k])
+            np.einsum("rc,rc->c", a[:L], d, out=grad_pi[t, :k])
             if t:
                 # adjoint of p^(t-1): a(r) + pi * (a(r + 1) - a(r)) for the m
                 # ranks step t - 1 touched
