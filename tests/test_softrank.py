@@ -304,6 +304,30 @@ def test_truncated_softndcg_equals_full_computation_with_zeroed_discount(
     assert np.abs(grad).max() > 1e-4
 
 
+@pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
+@pytest.mark.parametrize("truncation", [None, 4])
+@pytest.mark.parametrize("sigma, spread", [(1.0, 1.0), (0.05, 1.0), (1.0, 1e4)])
+def test_normal_contraction_equals_its_rank_distributions(rng, monkeypatch, truncation, sigma,
+                                                          spread):
+    """The normal approximation contracted without its rank distributions (the ranker's
+    default path) gives the loss and gradient of the distributions themselves, also where
+    every contest is decided (spread 1e4)."""
+    y, s, qid = _queries(rng, [120, 60, 49, 7, 1, 2])
+    s *= spread
+    loss = SoftRankLoss(sigma, rank_distribution="normal", truncation=truncation,
+                        discount_alpha=0.3)
+    value, grad = _value_and_grad(loss, y, s, qid)
+    monkeypatch.setattr(SoftRankLoss, "_block_normal",
+                        lambda self, s, w, D, valid, sizes:
+                        self._block_general(s, w, D, valid, D.shape[1]))
+    ref_value, ref_grad = _value_and_grad(loss, y, s, qid)
+    assert np.all(np.isfinite(grad))
+    assert_allclose(value, ref_value, rtol=1e-12, atol=1e-15)
+    assert_allclose(grad, ref_grad, rtol=1e-10, atol=1e-15 * np.abs(ref_grad).max())
+    if spread == 1.0:
+        assert np.abs(grad).max() > 1e-4
+
+
 def test_truncation_with_sinkhorn_computes_every_rank():
     """Sinkhorn scales whole rank columns, so it keeps every rank (only the discount is cut)."""
     assert SoftRankLoss(truncation=3)._n_ranks(10) == 3
