@@ -316,6 +316,21 @@ class SoftRankLoss(ListwiseLoss):
             return width
         return min(self.truncation, width)
 
+    def _contests(self, s, valid):
+        """Contest probabilities ``pi[b, i, j]`` of a block, the mask of real pairs and ``z``.
+
+        ``pi[b, i, j] = Phi(z[b, i, j])`` with ``z = (s_i - s_j) / (sqrt(2)
+        sigma)`` clipped to +-40 (where the normal CDF and density are
+        saturated), 0 on the diagonal and in padding.
+        """
+        W = s.shape[1]
+        pair = valid[:, :, None] & valid[:, None, :]
+        pair[:, np.arange(W), np.arange(W)] = False
+        with np.errstate(over="ignore"):  # differences beyond 1e308 clip to 40
+            z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
+        np.clip(z, -40.0, 40.0, out=z)
+        return np.where(pair, ndtr(z), 0.0), pair, z
+
     def _distributions(self, s, valid, n_ranks, *, need_grad=True):
         """Rank distributions of a block and the function that back-propagates them.
 
@@ -329,12 +344,7 @@ class SoftRankLoss(ListwiseLoss):
         """
         B, W = s.shape
         sizes = valid.sum(axis=1)
-        pair = valid[:, :, None] & valid[:, None, :]
-        pair[:, np.arange(W), np.arange(W)] = False
-        with np.errstate(over="ignore"):  # differences beyond 1e308 clip to 40
-            z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
-        np.clip(z, -40.0, 40.0, out=z)
-        pi = np.where(pair, ndtr(z), 0.0)
+        pi, pair, z = self._contests(s, valid)
         ranks = np.arange(W)
         live = ranks < sizes[:, None]  # ranks a query can take, shape (B, W)
 
@@ -438,12 +448,7 @@ class SoftRankLoss(ListwiseLoss):
         """
         B, W = s.shape
         R = D.shape[1]
-        pair = valid[:, :, None] & valid[:, None, :]
-        pair[:, np.arange(W), np.arange(W)] = False
-        with np.errstate(over="ignore"):  # differences beyond 1e308 clip to 40
-            z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
-        np.clip(z, -40.0, 40.0, out=z)
-        pi = np.where(pair, ndtr(z), 0.0)
+        pi, pair, z = self._contests(s, valid)
         mean = pi.sum(axis=1)
         var = (pi * (1.0 - pi)).sum(axis=1)
         sd = np.sqrt(var + _VARIANCE_FLOOR)
