@@ -40,6 +40,11 @@ _VARIANCE_FLOOR = 1e-12
 
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
 
+#: Standardised distance beyond which the normal CDF is 0 or 1 to double
+#: precision (Phi(-8.5) < 1e-17, phi(8.5) < 3e-16): the normal
+#: approximation evaluates its bin edges only inside this band.
+_BAND = 8.5
+
 RANK_DISTRIBUTIONS = ("binomial", "normal", "hybrid")
 
 #: ``truncation`` below this fraction of the median query size warns: from
@@ -444,7 +449,11 @@ class SoftRankLoss(ListwiseLoss):
         is one matrix-vector product per query, and the reverse mode, whose
         adjoint ``-w_j D(r)`` has rank one, reduces to two more per query (for
         the mean and the variance of each rank) and two for the scores:
-        ``dG/dpi_ij = a_j + b_j (1 - 2 pi_ij)``.
+        ``dG/dpi_ij = a_j + b_j (1 - 2 pi_ij)``. The normal CDF and density
+        are evaluated only on the edges within :data:`_BAND` standard
+        deviations of each target's mean rank (a window as wide as the widest
+        target of the block needs); beyond it the CDF is 0 or 1 to double
+        precision, and the edges above the window add a suffix sum of ``E``.
         """
         B, W = s.shape
         R = D.shape[1]
@@ -452,14 +461,29 @@ class SoftRankLoss(ListwiseLoss):
         mean = pi.sum(axis=1)
         var = (pi * (1.0 - pi)).sum(axis=1)
         sd = np.sqrt(var + _VARIANCE_FLOOR)
-        edges = (np.arange(R + 1) - 0.5 - mean[:, :, None]) / sd[:, :, None]  # (B, W, R + 1)
+        # E(r) over the edges r = 0 .. R, and its sums from edge r to the last
+        E = np.zeros((B, R + 1))
+        E[:, :R] -= D
+        E[:, 1:] += D
+        tail = np.zeros((B, R + 2))
+        tail[:, :-1] = np.cumsum(E[:, ::-1], axis=1)[:, ::-1]
+        # Phi(e_jr) is 0 or 1 to double precision where |e_jr| >= _BAND: only
+        # a window of K edges per target, from edge lo_j, needs it (and phi)
+        K = int(min(R + 1, np.floor(2.0 * _BAND * sd.max()) + 1))
+        lo = np.clip(np.floor(mean + 0.5 - _BAND * sd) + 1.0, 0, R + 1 - K).astype(np.intp)
+        inv_sd = 1.0 / sd
+        edges = np.multiply(np.arange(K), inv_sd[:, :, None])  # (B, W, K): e_j,lo_j+k
+        edges += ((lo - 0.5 - mean) * inv_sd)[:, :, None]
+        if K < R + 1:
+            E_win = E[np.arange(B)[:, None, None], lo[:, :, None] + np.arange(K)]
+        else:  # lo is 0: every edge
+            E_win = np.broadcast_to(E[:, None, :], edges.shape)
         cdf = ndtr(edges)
-        top = (sizes[:, None] - 0.5 - mean) / sd
-        total = ndtr(top) - cdf[:, :, 0]
-        E = np.zeros((B, R + 1, 1))
-        E[:, :R, 0] -= D
-        E[:, 1:, 0] += D
-        H = np.matmul(cdf, E)[:, :, 0]
+        above = np.take_along_axis(tail, lo + K, axis=1)  # edges beyond the window: Phi = 1
+        H = np.einsum("bjk,bjk->bj", E_win, cdf) + above
+        first_edge = (-0.5 - mean) * inv_sd
+        top = (sizes[:, None] - 0.5 - mean) * inv_sd
+        total = ndtr(top) - ndtr(first_edge)
         softndcg = (weight * H / total).sum(axis=1)
         # reverse mode of loss = -sum_j w_j H_j / total_j
         c = -weight / total  # dL/dH_j
@@ -468,14 +492,14 @@ class SoftRankLoss(ListwiseLoss):
         density *= -0.5
         np.exp(density, out=density)
         density /= _SQRT_2PI
-        F1 = np.matmul(density, E)[:, :, 0]  # sum_r E(r) phi(e_jr)
+        F1 = np.einsum("bjk,bjk->bj", E_win, density)  # sum_r E(r) phi(e_jr)
         density *= edges
-        F2 = np.matmul(density, E)[:, :, 0]  # sum_r E(r) phi(e_jr) e_jr
-        first = np.exp(-0.5 * edges[:, :, 0] ** 2) / _SQRT_2PI
+        F2 = np.einsum("bjk,bjk->bj", E_win, density)  # sum_r E(r) phi(e_jr) e_jr
+        first = np.exp(-0.5 * first_edge ** 2) / _SQRT_2PI
         d_top = c_total * np.exp(-0.5 * top * top) / _SQRT_2PI
         sum_edge = c * F1 - c_total * first
-        sum_edge_e = c * F2 - c_total * first * edges[:, :, 0]
-        a = -(sum_edge + d_top) / sd  # dL/dmean_j
+        sum_edge_e = c * F2 - c_total * first * first_edge
+        a = -(sum_edge + d_top) * inv_sd  # dL/dmean_j
         b = -(sum_edge_e + d_top * top) / (2.0 * sd * sd)  # dL/dvar_j
         # d pi_ij / d s_i = phi(z_ij) / (sqrt(2) sigma) = -d pi_ij / d s_j (symmetric in i, j)
         dpi = z * z
