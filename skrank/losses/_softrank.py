@@ -334,7 +334,9 @@ class SoftRankLoss(ListwiseLoss):
         with np.errstate(over="ignore"):  # differences beyond 1e308 clip to 40
             z = (s[:, :, None] - s[:, None, :]) / (np.sqrt(2.0) * self.sigma)
         np.clip(z, -40.0, 40.0, out=z)
-        return np.where(pair, ndtr(z), 0.0), pair, z
+        pi = ndtr(z)
+        pi *= pair
+        return pi, pair, z
 
     def _distributions(self, s, valid, n_ranks, *, need_grad=True):
         """Rank distributions of a block and the function that back-propagates them.
@@ -459,7 +461,10 @@ class SoftRankLoss(ListwiseLoss):
         R = D.shape[1]
         pi, pair, z = self._contests(s, valid)
         mean = pi.sum(axis=1)
-        var = (pi * (1.0 - pi)).sum(axis=1)
+        spread = np.subtract(1.0, pi)
+        spread *= pi
+        var = spread.sum(axis=1)
+        del spread
         sd = np.sqrt(var + _VARIANCE_FLOOR)
         # E(r) over the edges r = 0 .. R, and its sums from edge r to the last
         E = np.zeros((B, R + 1))
@@ -501,15 +506,17 @@ class SoftRankLoss(ListwiseLoss):
         sum_edge_e = c * F2 - c_total * first * first_edge
         a = -(sum_edge + d_top) * inv_sd  # dL/dmean_j
         b = -(sum_edge_e + d_top * top) / (2.0 * sd * sd)  # dL/dvar_j
-        # d pi_ij / d s_i = phi(z_ij) / (sqrt(2) sigma) = -d pi_ij / d s_j (symmetric in i, j)
-        dpi = z * z
+        # d pi_ij / d s_i = phi(z_ij) / (sqrt(2) sigma) = -d pi_ij / d s_j (symmetric in
+        # i, j); phi's constant is applied to the result. z is not needed again: overwritten
+        dpi = np.multiply(z, z, out=z)
         dpi *= -0.5
         np.exp(dpi, out=dpi)
-        dpi *= pair / (_SQRT_2PI * np.sqrt(2.0) * self.sigma)
+        dpi *= pair
         pi *= dpi
         ab = (a + b)[:, :, None]
         grad = (np.matmul(dpi, ab)[:, :, 0] - 2.0 * np.matmul(pi, b[:, :, None])[:, :, 0]
                 - ab[:, :, 0] * dpi.sum(axis=2) + 2.0 * b * pi.sum(axis=1))
+        grad /= _SQRT_2PI * np.sqrt(2.0) * self.sigma
         return softndcg, grad
 
 
