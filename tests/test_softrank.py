@@ -261,7 +261,9 @@ def _random_block(rng, sizes):
     return pi, real
 
 
-@pytest.mark.parametrize("segments", [1, 4, 5, 32])  # 5: odd levels of the combining tree
+# 5, 13: odd levels of the combining tree; 25, 90: segments of 4 and 1 documents, whose
+# distributions and first levels keep fewer ranks than n_ranks
+@pytest.mark.parametrize("segments", [1, 4, 5, 13, 25, 90])
 @pytest.mark.parametrize("n_ranks", [1, 3, 10])
 @pytest.mark.parametrize("sizes", [[97], [90, 81, 80, 40]])
 def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch, sizes,
@@ -274,10 +276,7 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
     P, back = _softrank._rank_binomial(pi, sizes)
     A[:, :, n_ranks:] = 0.0
     grad = back(A)
-    monkeypatch.setattr(_softrank, "MAX_SEGMENTS", segments)
-    monkeypatch.setattr(_softrank, "STEP_CELLS", 2**30)  # as many segments as allowed
-    expected = 1 if segments == 1 else min(segments, sizes[0] // (2 * n_ranks))
-    assert _softrank._n_segments(sizes[0], n_ranks, real.sum()) == expected
+    monkeypatch.setattr(_softrank, "_n_segments", lambda n_steps, n_ranks: segments)
     P_r, back_r = _softrank._rank_binomial(pi, sizes, n_ranks=n_ranks)
     assert P_r.shape == (len(sizes), sizes[0], n_ranks)
     assert_allclose(P_r, P[:, :, :n_ranks], rtol=1e-12, atol=1e-15)  # probabilities
@@ -285,6 +284,15 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
     P_v, none = _softrank._rank_binomial(pi, sizes, n_ranks=n_ranks, need_grad=False)
     assert none is None
     assert_allclose(P_v, P_r, rtol=1e-15, atol=1e-300)
+
+
+def test_segments_of_a_truncated_recursion():
+    """Up to MAX_SEGMENTS segments of at least MIN_SEGMENT_DOCS documents, none for all ranks."""
+    assert _softrank._n_segments(400, 10) == _softrank.MAX_SEGMENTS == 32
+    assert _softrank._n_segments(97, 10) == 97 // _softrank.MIN_SEGMENT_DOCS == 12
+    assert _softrank._n_segments(97, 90) == 12
+    assert _softrank._n_segments(97, 97) == 1
+    assert _softrank._n_segments(12, 3) == 1
 
 
 @pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate

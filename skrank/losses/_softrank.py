@@ -570,7 +570,7 @@ def _rank_binomial(pi, sizes, *, targets=None, n_ranks=None, need_grad=True):
     # (step, target), rows contiguous (the mask alone would give columns)
     pi_flat = by_step.reshape(n_steps, B * J) if every else \
         np.ascontiguousarray(by_step[:, targets])
-    n_segments = _n_segments(n_steps, n_ranks, pi_flat.shape[1])
+    n_segments = _n_segments(n_steps, n_ranks)
     if n_segments > 1:
         P_flat, back_flat = _segmented_recursion(pi_flat, active, n_ranks, n_segments,
                                                  need_grad)
@@ -599,28 +599,30 @@ def _rank_binomial(pi, sizes, *, targets=None, n_ranks=None, need_grad=True):
     return P, backward
 
 
-#: Cells (ranks x targets) a recursion step should update at least, so
-#: that numpy's per-call overhead is small next to the arithmetic (see
-#: :func:`_n_segments`; measured by ``benchmarks/bench_softrank.py``).
-STEP_CELLS = 2**16
-
 #: Most segments :func:`_segmented_recursion` cuts the documents into.
 MAX_SEGMENTS = 32
 
+#: Fewest documents in a segment of :func:`_segmented_recursion`: shorter
+#: recursions update too few cells per step for numpy's per-call overhead,
+#: and add levels to the combining tree (measured by
+#: ``benchmarks/bench_softrank.py``).
+MIN_SEGMENT_DOCS = 8
 
-def _n_segments(n_steps, n_ranks, n_targets):
-    """Segments of documents for a truncated recursion: 1 unless it pays.
 
-    A step of the recursion updates ``n_ranks`` ranks of every target; with
-    ``m`` segments it updates ``m`` times as many cells in ``m`` times fewer
-    steps. Enough segments (at most :data:`MAX_SEGMENTS`) that a step updates
-    :data:`STEP_CELLS` cells, and each at least ``2 n_ranks`` documents long
-    (combining them costs ``n_ranks^2 / 2`` multiply-adds per target and
-    segment, against ``n_ranks`` per target and document in the recursion).
+def _n_segments(n_steps, n_ranks):
+    """Segments of documents for a truncated recursion: 1 when every rank is kept.
+
+    A segment of ``S`` documents costs its recursion ``S`` steps over at
+    most ``min(S + 1, n_ranks)`` ranks, and combining it ``n_ranks^2 / 2``
+    multiply-adds or fewer per target (one fused product-sum per rank),
+    against ``n_ranks`` elementwise operations per document and target in a
+    single recursion; measured, segments pay for every ``n_ranks`` below
+    ``n_steps``. As many segments as :data:`MAX_SEGMENTS` allows, each of at
+    least :data:`MIN_SEGMENT_DOCS` documents.
     """
-    most = min(MAX_SEGMENTS, n_steps // (2 * n_ranks))
-    wanted = -(-STEP_CELLS // max(n_ranks * n_targets, 1))
-    return max(1, min(most, wanted))
+    if n_ranks >= n_steps:
+        return 1
+    return max(1, min(MAX_SEGMENTS, n_steps // MIN_SEGMENT_DOCS))
 
 
 def _recursion(pi, active, n_ranks, need_grad):
@@ -665,47 +667,50 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
     steps over ``n_segments`` times as many columns, all of them updated at
     every step (documents a query does not have beat nobody: ``pi`` is 0
     there; their gradient is set to 0 with ``active``, as :func:`_recursion`
-    leaves it). The segments' distributions are convolved pairwise, level by
-    level (one convolution of all pairs per level, ``log2 m`` levels), and
-    the reverse mode goes back through those levels.
+    leaves it); a segment's count takes ``S + 1`` values, so it keeps
+    ``min(S + 1, n_ranks)`` ranks. The segments' distributions are convolved
+    pairwise, level by level (one convolution of all pairs per level,
+    ``log2 m`` levels, each keeping the ranks its sums can take, at most
+    ``n_ranks``), and the reverse mode goes back through those levels.
     """
     n_steps, T = pi.shape
-    m = n_segments
-    S = -(-n_steps // m)
-    pi_seg = np.zeros((S, m, T))
-    for g in range(m):
-        rows = pi[g * S:(g + 1) * S]
-        pi_seg[: len(rows), g] = rows
-    P_seg, back_seg = _recursion(pi_seg.reshape(S, m * T), np.full(S, m * T), n_ranks,
-                                 need_grad)
+    S = -(-n_steps // n_segments)
+    m = -(-n_steps // S)
+    # segment g is steps g S .. (g + 1) S - 1; the last one padded with documents
+    # that beat nobody
+    pi_seg = np.zeros((m, S, T))
+    pi_seg.reshape(m * S, T)[:n_steps] = pi
+    pi_seg = np.ascontiguousarray(pi_seg.transpose(1, 0, 2))  # (step, segment, target)
+    L = min(S + 1, n_ranks)
+    P_seg, back_seg = _recursion(pi_seg.reshape(S, m * T), np.full(S, m * T), L, need_grad)
     # combine the segments pairwise, level by level: one convolution per level
-    levels = [P_seg.reshape(n_ranks, m, T)]
+    levels = [P_seg.reshape(L, m, T)]
     while levels[-1].shape[1] > 1:
         X = levels[-1]
         if X.shape[1] % 2:  # an odd one out is convolved with "no document": rank 0
-            X = np.concatenate([X, np.zeros((n_ranks, 1, T))], axis=1)
+            X = np.concatenate([X, np.zeros((X.shape[0], 1, T))], axis=1)
             X[0, -1] = 1.0
             levels[-1] = X
-        levels.append(_truncated_convolve(X[:, 0::2], X[:, 1::2]))
-    P = levels[-1][:, 0]
+        n_out = min(2 * X.shape[0] - 1, n_ranks)
+        levels.append(_truncated_convolve(X[:, 0::2], X[:, 1::2], n_out))
+    top = levels[-1][:, 0]
+    P = np.zeros((n_ranks, T))
+    P[: len(top)] = top
     if not need_grad:
         return P, None
 
     def backward(A):
-        adj = A[:, None]
+        adj = A[: len(top), None]
         for X in reversed(levels[:-1]):
             # Z = X_even * X_odd: the adjoint of each factor is the
             # correlation of adj with the other (adj of a level's padding dropped)
-            adj = adj[:, : X.shape[1] // 2]
-            left, right = _truncated_correlate(adj, np.stack([X[:, 1::2], X[:, 0::2]]))
-            up = np.empty_like(X)
-            up[:, 0::2], up[:, 1::2] = left, right
+            p = X.shape[1] // 2
+            up = np.empty(X.shape)
+            _truncated_correlate(adj[:, :p], X[:, 1::2], out=up[:, 0::2])
+            _truncated_correlate(adj[:, :p], X[:, 0::2], out=up[:, 1::2])
             adj = up
-        grad = back_seg(adj[:, :m].reshape(n_ranks, m * T)).reshape(S, m, T)
-        grad_flat = np.empty((n_steps, T))
-        for g in range(m):
-            rows = grad_flat[g * S:(g + 1) * S]
-            rows[:] = grad[: len(rows), g]
+        grad = back_seg(adj[:, :m].reshape(L, m * T)).reshape(S, m, T)
+        grad_flat = grad.transpose(1, 0, 2).reshape(m * S, T)[:n_steps]
         if active[-1] < T:  # steps of queries that have ended
             grad_flat *= np.arange(T) < active[:, None]
         return grad_flat
@@ -713,29 +718,30 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
     return P, backward
 
 
-def _truncated_convolve(X, Y):
-    """``Z(r) = sum_u X(u) Y(r - u)`` over the ranks ``r`` (axis 0) that ``X`` and ``Y`` have.
+def _truncated_convolve(X, Y, n_out):
+    """``Z(r) = sum_u X(u) Y(r - u)`` for the first ``n_out`` ranks ``r`` (axis 0).
 
-    One product-sum per rank (no temporaries): ``Z(r) = X(0..r) . Y(r..0)``.
+    ``X`` and ``Y`` have the same number of ranks. One product-sum per rank
+    (no temporaries) over the terms that exist.
     """
-    Z = np.empty(X.shape)
-    for r in range(X.shape[0]):
-        np.einsum("u...,u...->...", X[: r + 1], Y[r::-1], out=Z[r])
+    L = X.shape[0]
+    Z = np.empty((n_out,) + X.shape[1:])
+    for r in range(n_out):
+        lo, hi = max(0, r - L + 1), min(r, L - 1)  # u = lo .. hi
+        np.einsum("u...,u...->...", X[lo:hi + 1], Y[r - hi:r - lo + 1][::-1], out=Z[r])
     return Z
 
 
-def _truncated_correlate(A, X):
-    """``Z(u) = sum_v A(u + v) X(v)``, the adjoint of :func:`_truncated_convolve` in ``Y``.
+def _truncated_correlate(A, X, out):
+    """``out(u) = sum_v A(u + v) X(v)``, the adjoint of :func:`_truncated_convolve` in ``Y``.
 
-    ``A`` has ranks on axis 0; ``X`` is a stack of factors, ranks on axis 1;
-    ``Z`` has the shape of ``X``.
+    Ranks on axis 0; ``out`` has the shape of ``X``.
     """
-    R = A.shape[0]
-    Z = np.empty(X.shape)
-    for s in range(X.shape[0]):
-        for u in range(R):
-            np.einsum("v...,v...->...", A[u:], X[s, : R - u], out=Z[s, u])
-    return Z
+    R, L = A.shape[0], X.shape[0]
+    for u in range(L):
+        n = min(L, R - u)
+        np.einsum("v...,v...->...", A[u:u + n], X[:n], out=out[u])
+    return out
 
 
 def _rank_binomial_targets(pi, active, n_ranks, store):
