@@ -315,12 +315,14 @@ def test_truncated_softndcg_equals_full_computation_with_zeroed_discount(
 @pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
 @pytest.mark.parametrize("truncation", [None, 4])
 @pytest.mark.parametrize("sigma, spread", [(1.0, 1.0), (0.05, 1.0), (1.0, 1e4)])
+@pytest.mark.parametrize("sizes", [[120, 60, 49, 7, 1, 2], [121, 61, 50, 7, 6, 3]])
 def test_normal_contraction_equals_its_rank_distributions(rng, monkeypatch, truncation, sigma,
-                                                          spread):
+                                                          spread, sizes):
     """The normal approximation contracted without its rank distributions (the ranker's
     default path) gives the loss and gradient of the distributions themselves, also where
-    every contest is decided (spread 1e4)."""
-    y, s, qid = _queries(rng, [120, 60, 49, 7, 1, 2])
+    every contest is decided (spread 1e4); blocks of even and odd widths, with and without
+    padding."""
+    y, s, qid = _queries(rng, sizes)
     s *= spread
     loss = SoftRankLoss(sigma, rank_distribution="normal", truncation=truncation,
                         discount_alpha=0.3)
@@ -334,6 +336,37 @@ def test_normal_contraction_equals_its_rank_distributions(rng, monkeypatch, trun
     assert_allclose(grad, ref_grad, rtol=1e-10, atol=1e-15 * np.abs(ref_grad).max())
     if spread == 1.0:
         assert np.abs(grad).max() > 1e-4
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 7, 10])
+def test_half_pairs_hold_every_real_pair_once(rng, width):
+    """The circulant layout of the normal path: each pair of real documents exactly once,
+    with its score difference; -inf elsewhere; the skewed sum adds each pair's value to
+    its second document."""
+    s = rng.normal(size=(3, width))
+    valid = np.arange(width) < np.array([width, max(width - 1, 1), max(width // 2, 1)])[:, None]
+    z, n_first = _softrank._half_pairs(s, valid, 2.0)
+    half = width // 2
+    buffer = _softrank._skew_buffer(3, width, half)
+    X = buffer[:, half:]
+    X[...] = rng.normal(size=X.shape)
+    second = _softrank._skew_sum(buffer, width)
+    expected_second = np.zeros((3, width))
+    for b in range(3):
+        seen = []
+        for i, c in itertools.product(range(width), range(half)):
+            j = (i + c + 1) % width
+            expected_second[b, j] += X[b, i, c]
+            if np.isfinite(z[b, i, c]):
+                assert z[b, i, c] == pytest.approx((s[b, i] - s[b, j]) / 2.0, rel=1e-15)
+                seen.append(frozenset((i, j)))
+            else:
+                assert z[b, i, c] == -np.inf
+        n = valid[b].sum()
+        assert sorted(seen, key=sorted) == sorted(
+            (frozenset(p) for p in itertools.combinations(range(n), 2)), key=sorted)
+        assert_allclose(n_first[b], np.isfinite(z[b]).sum(axis=1))
+    assert_allclose(second, expected_second, rtol=1e-13, atol=1e-13)
 
 
 def test_truncation_with_sinkhorn_computes_every_rank():

@@ -456,15 +456,29 @@ class SoftRankLoss(ListwiseLoss):
         deviations of each target's mean rank (a window as wide as the widest
         target of the block needs); beyond it the CDF is 0 or 1 to double
         precision, and the edges above the window add a suffix sum of ``E``.
+        The contests are evaluated once per pair of documents, on half the
+        ``W^2`` pairs (:func:`_half_pairs`): ``pi_ji = 1 - pi_ij``, the variance
+        term and the density are the same for both, and a pair adds opposite
+        amounts to the gradients of its two scores.
         """
         B, W = s.shape
         R = D.shape[1]
-        pi, pair, z = self._contests(s, valid)
-        mean = pi.sum(axis=1)
-        spread = np.subtract(1.0, pi)
-        spread *= pi
-        var = spread.sum(axis=1)
-        del spread
+        # every pair of documents once: z[b, i, c] for documents i and i + c + 1
+        # (mod W), -inf where the pair is not real; Q = pi_i,i+c+1, and
+        # pi_i+c+1,i = 1 - Q
+        z, n_first = _half_pairs(s, valid, np.sqrt(2.0) * self.sigma)
+        half = z.shape[2]
+        # Q and V = Q (1 - Q) in one buffer, summed over the pairs where each
+        # document is first and where it is second: mean_j = sum_i pi_ij (over
+        # the pairs where j is first, 1 - Q each) and var_j = sum_i V_ij
+        QV = _skew_buffer(2 * B, W, half)
+        Q = ndtr(z, out=QV[:B, half:])
+        V = np.subtract(1.0, Q, out=QV[B:, half:])
+        V *= Q
+        as_second = _skew_sum(QV, W)
+        as_first = QV[:, half:].sum(axis=2)
+        mean = as_second[:B] + n_first - as_first[:B]
+        var = as_second[B:] + as_first[B:]
         sd = np.sqrt(var + _VARIANCE_FLOOR)
         # E(r) over the edges r = 0 .. R, and its sums from edge r to the last
         E = np.zeros((B, R + 1))
@@ -480,11 +494,14 @@ class SoftRankLoss(ListwiseLoss):
         edges = np.multiply(np.arange(K), inv_sd[:, :, None])  # (B, W, K): e_j,lo_j+k
         edges += ((lo - 0.5 - mean) * inv_sd)[:, :, None]
         if K < R + 1:
-            E_win = E[np.arange(B)[:, None, None], lo[:, :, None] + np.arange(K)]
+            # rows of K consecutive edges of E, the one from lo_j for each target
+            st = E.strides
+            runs = np.ndarray((B, R + 2 - K, K), E.dtype, E, strides=(st[0], st[1], st[1]))
+            E_win = runs[np.arange(B)[:, None], lo]
         else:  # lo is 0: every edge
             E_win = np.broadcast_to(E[:, None, :], edges.shape)
         cdf = ndtr(edges)
-        above = np.take_along_axis(tail, lo + K, axis=1)  # edges beyond the window: Phi = 1
+        above = tail[np.arange(B)[:, None], lo + K]  # edges beyond the window: Phi = 1
         H = np.einsum("bjk,bjk->bj", E_win, cdf) + above
         first_edge = (-0.5 - mean) * inv_sd
         top = (sizes[:, None] - 0.5 - mean) * inv_sd
@@ -506,18 +523,89 @@ class SoftRankLoss(ListwiseLoss):
         sum_edge_e = c * F2 - c_total * first * first_edge
         a = -(sum_edge + d_top) * inv_sd  # dL/dmean_j
         b = -(sum_edge_e + d_top * top) / (2.0 * sd * sd)  # dL/dvar_j
-        # d pi_ij / d s_i = phi(z_ij) / (sqrt(2) sigma) = -d pi_ij / d s_j (symmetric in
-        # i, j); phi's constant is applied to the result. z is not needed again: overwritten
-        dpi = np.multiply(z, z, out=z)
-        dpi *= -0.5
-        np.exp(dpi, out=dpi)
-        dpi *= pair
-        pi *= dpi
-        ab = (a + b)[:, :, None]
-        grad = (np.matmul(dpi, ab)[:, :, 0] - 2.0 * np.matmul(pi, b[:, :, None])[:, :, 0]
-                - ab[:, :, 0] * dpi.sum(axis=2) + 2.0 * b * pi.sum(axis=1))
+        # dL/dpi_ij = a_j + b_j (1 - 2 pi_ij) and d pi_ij / d s_i = phi(z_ij) /
+        # (sqrt(2) sigma) = -d pi_ij / d s_j. A pair (i, j) (pi_ij = Q, pi_ji =
+        # 1 - Q) adds T = (dL/dpi_ij - dL/dpi_ji) phi(z_ij) to the gradient of
+        # s_i and -T to that of s_j; phi's constant is applied to the result
+        with np.errstate(over="ignore"):  # squares beyond the largest float: density 0
+            phi = np.square(z, out=z)  # z is not needed again
+        phi *= -0.5
+        np.exp(phi, out=phi)  # 0 where the pair is not real (z = -inf)
+        ab, ab_2b = a + b, a - b
+        T_buf = _skew_buffer(B, W, half)
+        T = np.subtract(_partners(ab, half), ab_2b[:, :, None], out=T_buf[:, half:])
+        both = np.add(_partners(b, half), b[:, :, None], out=V)  # V is not needed again
+        both *= Q
+        both *= 2.0
+        T -= both
+        T *= phi
+        grad = T.sum(axis=2) - _skew_sum(T_buf, W)
         grad /= _SQRT_2PI * np.sqrt(2.0) * self.sigma
         return softndcg, grad
+
+
+def _partners(x, K):
+    """``x[b, (i + c + 1) mod W]`` at ``[b, i, c]``, ``c < K``: a view (the second document of a pair)."""
+    B, W = x.shape
+    extended = np.concatenate([x, x[:, :K]], axis=1)
+    step = extended.strides[1]
+    return np.ndarray((B, W, K), extended.dtype, extended, offset=step,
+                      strides=(extended.strides[0], step, step))
+
+
+def _half_pairs(s, valid, scale):
+    """Each pair of documents of a block once, in circulant order.
+
+    ``z[b, i, c] = (s_i - s_j) / scale`` for ``j = (i + c + 1) mod W`` and
+    ``c < K = W // 2``: every unordered pair of the ``W`` slots appears once
+    (for even ``W`` the pairs ``W / 2`` apart are kept in rows ``i < K``
+    only), so a function of ``z`` odd or even in it is evaluated on half the
+    ``W^2`` pairs. ``z`` is ``-inf`` where the pair is not one of two real
+    documents (padding, or the duplicates), so that ``ndtr`` and the density
+    are 0 there without a mask. Also returns ``n_first[b, i]``, the number of
+    real pairs in row ``i`` (those in which document ``i`` is first).
+    Differences beyond the largest float are infinite, where ``ndtr`` and the
+    density are saturated.
+    """
+    B, W = s.shape
+    K = W // 2
+    z = np.empty((B, W, K))
+    with np.errstate(over="ignore"):
+        np.subtract(s[:, :, None], _partners(s, K), out=z)
+        z /= scale
+    if valid.all():  # only the duplicates of even W
+        n_first = np.full((B, W), K)
+        if W % 2 == 0 and K:
+            z[:, K:, K - 1] = -np.inf
+            n_first[:, K:] -= 1
+        return z, n_first
+    real = valid[:, :, None] & _partners(valid, K)
+    if W % 2 == 0 and K:
+        real[:, K:, K - 1] = False
+    np.copyto(z, -np.inf, where=~real)
+    return z, real.sum(axis=2)
+
+
+def _skew_buffer(B, W, K):
+    """A buffer for :func:`_skew_sum`: the array ``(B, W, K)`` is its ``[:, K:]``."""
+    return np.empty((B, W + K, K))
+
+
+def _skew_sum(buffer, W):
+    """``S[b, j] = sum_c X[b, (j - c - 1) mod W, c]`` for ``X = buffer[:, K:]``.
+
+    The sums, over the pairs of :func:`_half_pairs` in which ``j`` is the
+    second document, of a quantity ``X`` of each pair: a strided view of the
+    buffer once its first ``K`` rows hold the last ``K`` rows of ``X`` again.
+    """
+    B, _, K = buffer.shape
+    if K == 0:
+        return np.zeros((B, W))
+    buffer[:, :K] = buffer[:, W:]
+    st = buffer.strides
+    view = np.ndarray((B, W, K), buffer.dtype, buffer, offset=(K - 1) * st[1],
+                      strides=(st[0], st[1], st[2] - st[1]))
+    return view.sum(axis=2)
 
 
 def _discount(sizes, width, alpha, truncation):
