@@ -510,13 +510,11 @@ class SoftRankLoss(ListwiseLoss):
         # reverse mode of loss = -sum_j w_j H_j / total_j
         c = -weight / total  # dL/dH_j
         c_total = weight * H / (total * total)  # dL/dtotal_j
-        density = edges * edges
-        density *= -0.5
-        np.exp(density, out=density)
-        density /= _SQRT_2PI
-        F1 = np.einsum("bjk,bjk->bj", E_win, density)  # sum_r E(r) phi(e_jr)
+        density = np.multiply(edges, -0.5 * edges, out=cdf)  # cdf is not needed again
+        np.exp(density, out=density)  # phi(e) * sqrt(2 pi)
+        F1 = np.einsum("bjk,bjk->bj", E_win, density) / _SQRT_2PI  # sum_r E(r) phi(e_jr)
         density *= edges
-        F2 = np.einsum("bjk,bjk->bj", E_win, density)  # sum_r E(r) phi(e_jr) e_jr
+        F2 = np.einsum("bjk,bjk->bj", E_win, density) / _SQRT_2PI  # sum_r E(r) phi(e_jr) e_jr
         first = np.exp(-0.5 * first_edge ** 2) / _SQRT_2PI
         d_top = c_total * np.exp(-0.5 * top * top) / _SQRT_2PI
         sum_edge = c * F1 - c_total * first
@@ -534,9 +532,9 @@ class SoftRankLoss(ListwiseLoss):
         ab, ab_2b = a + b, a - b
         T_buf = _skew_buffer(B, W, half)
         T = np.subtract(_partners(ab, half), ab_2b[:, :, None], out=T_buf[:, half:])
-        both = np.add(_partners(b, half), b[:, :, None], out=V)  # V is not needed again
+        b2 = 2.0 * b
+        both = np.add(_partners(b2, half), b2[:, :, None], out=V)  # V is not needed again
         both *= Q
-        both *= 2.0
         T -= both
         T *= phi
         grad = T.sum(axis=2) - _skew_sum(T_buf, W)
