@@ -151,6 +151,18 @@ class SoftRankLoss(ListwiseLoss):
     vanishingly small (measured on OHSUMED, queries of about 150
     documents: see :class:`~skrank.SoftRankRanker`).
 
+    *The normal approximation, once per pair.* As
+    :math:`\pi_{ji} = 1 - \pi_{ij}`, the variance terms
+    :math:`\pi_{ij}(1 - \pi_{ij})` and the densities of a pair are equal, and
+    a pair changes the gradients of its two scores by opposite amounts, the
+    means, variances and gradient are sums over the :math:`N(N-1)/2` pairs of
+    a query: the normal CDF and density are evaluated once per pair, half the
+    :math:`N^2` contests (the exact recursion needs every :math:`\pi_{ij}`
+    and computes them all). Without the rank distributions themselves, the
+    loss is then contracted against the discount over the bin edges within
+    8.5 standard deviations of each mean rank, beyond which the CDF is 0 or
+    1 to double precision.
+
     The gradient (eq. 16-23) is obtained in reverse mode through the
     recursion instead of the paper's forward recursion for
     :math:`\partial p_j / \partial \bar s_m` (whose eq. 18 should read
