@@ -261,8 +261,9 @@ def _random_block(rng, sizes):
     return pi, real
 
 
-# 5, 13: odd levels of the combining tree; 25, 90: segments of 4 and 1 documents, whose
-# distributions and first levels keep fewer ranks than n_ranks
+# 5, 13: segment counts that are not a power of two (empty segments added); 25, 90:
+# segments of 4 and 1 documents, whose distributions and first levels keep fewer ranks
+# than n_ranks
 @pytest.mark.parametrize("segments", [1, 4, 5, 13, 25, 90])
 @pytest.mark.parametrize("n_ranks", [1, 3, 10])
 @pytest.mark.parametrize("sizes", [[97], [90, 81, 80, 40]])
@@ -287,10 +288,13 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
 
 
 def test_segments_of_a_truncated_recursion():
-    """Up to MAX_SEGMENTS segments of at least MIN_SEGMENT_DOCS documents, none for all ranks."""
+    """Up to MAX_SEGMENTS segments of at least MIN_SEGMENT_DOCS documents, a power of two,
+    none for all ranks."""
     assert _softrank._n_segments(400, 10) == _softrank.MAX_SEGMENTS == 32
-    assert _softrank._n_segments(97, 10) == 97 // _softrank.MIN_SEGMENT_DOCS == 12
-    assert _softrank._n_segments(97, 90) == 12
+    assert _softrank._n_segments(97, 10) == 8  # 97 // MIN_SEGMENT_DOCS = 12, rounded down
+    assert _softrank._n_segments(97, 90) == 8
+    assert _softrank._n_segments(128, 90) == 16
+    assert _softrank._n_segments(300, 90) == 32
     assert _softrank._n_segments(97, 97) == 1
     assert _softrank._n_segments(12, 3) == 1
 

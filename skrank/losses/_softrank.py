@@ -716,11 +716,13 @@ def _n_segments(n_steps, n_ranks):
     against ``n_ranks`` elementwise operations per document and target in a
     single recursion; measured, segments pay for every ``n_ranks`` below
     ``n_steps``. As many segments as :data:`MAX_SEGMENTS` allows, each of at
-    least :data:`MIN_SEGMENT_DOCS` documents.
+    least :data:`MIN_SEGMENT_DOCS` documents, and a power of two (the
+    combining tree pairs halves).
     """
     if n_ranks >= n_steps:
         return 1
-    return max(1, min(MAX_SEGMENTS, n_steps // MIN_SEGMENT_DOCS))
+    most = max(1, min(MAX_SEGMENTS, n_steps // MIN_SEGMENT_DOCS))
+    return 1 << (most.bit_length() - 1)
 
 
 def _recursion(pi, active, n_ranks, need_grad):
@@ -766,31 +768,35 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
     every step (documents a query does not have beat nobody: ``pi`` is 0
     there; their gradient is set to 0 with ``active``, as :func:`_recursion`
     leaves it); a segment's count takes ``S + 1`` values, so it keeps
-    ``min(S + 1, n_ranks)`` ranks. The segments' distributions are convolved
-    pairwise, level by level (one convolution of all pairs per level,
-    ``log2 m`` levels, each keeping the ranks its sums can take, at most
-    ``n_ranks``), and the reverse mode goes back through those levels.
+    ``min(S + 1, n_ranks)`` ranks. The segments, as many as a power of two
+    ``m`` (those beyond the documents hold documents that beat nobody), are
+    convolved level by level, the first half with the second (one
+    convolution of contiguous halves per level, ``log2 m`` levels, each
+    keeping the ranks its sums can take, at most ``n_ranks``), and the
+    reverse mode goes back through those levels.
     """
     n_steps, T = pi.shape
     S = -(-n_steps // n_segments)
-    m = -(-n_steps // S)
-    # segment g is steps g S .. (g + 1) S - 1; the last one padded with documents
-    # that beat nobody
-    pi_seg = np.zeros((m, S, T))
-    pi_seg.reshape(m * S, T)[:n_steps] = pi
-    pi_seg = np.ascontiguousarray(pi_seg.transpose(1, 0, 2))  # (step, segment, target)
+    full, rest = divmod(n_steps, S)  # segments of S documents, and the rest
+    n_used = full + (rest > 0)
+    m = 1 << (n_used - 1).bit_length()  # a power of two, so that the tree pairs halves
+    # (step, segment, target): segment g is steps g S .. (g + 1) S - 1; the
+    # segments beyond the documents are documents that beat nobody
+    pi_seg = np.empty((S, m, T))
+    pi_seg.transpose(1, 0, 2)[:full] = pi[: full * S].reshape(full, S, T)
+    if rest:
+        pi_seg[:rest, full] = pi[full * S:]
+        pi_seg[rest:, full] = 0.0
+    pi_seg[:, n_used:] = 0.0
     L = min(S + 1, n_ranks)
     P_seg, back_seg = _recursion(pi_seg.reshape(S, m * T), np.full(S, m * T), L, need_grad)
-    # combine the segments pairwise, level by level: one convolution per level
+    # combine the segments level by level: the first half with the second
     levels = [P_seg.reshape(L, m, T)]
     while levels[-1].shape[1] > 1:
         X = levels[-1]
-        if X.shape[1] % 2:  # an odd one out is convolved with "no document": rank 0
-            X = np.concatenate([X, np.zeros((X.shape[0], 1, T))], axis=1)
-            X[0, -1] = 1.0
-            levels[-1] = X
+        h = X.shape[1] // 2
         n_out = min(2 * X.shape[0] - 1, n_ranks)
-        levels.append(_truncated_convolve(X[:, 0::2], X[:, 1::2], n_out))
+        levels.append(_truncated_convolve(X[:, :h], X[:, h:], n_out))
     top = levels[-1][:, 0]
     P = np.zeros((n_ranks, T))
     P[: len(top)] = top
@@ -800,15 +806,18 @@ def _segmented_recursion(pi, active, n_ranks, n_segments, need_grad):
     def backward(A):
         adj = A[: len(top), None]
         for X in reversed(levels[:-1]):
-            # Z = X_even * X_odd: the adjoint of each factor is the
-            # correlation of adj with the other (adj of a level's padding dropped)
-            p = X.shape[1] // 2
+            # Z = X_first * X_second: the adjoint of each half is the
+            # correlation of adj with the other
+            h = X.shape[1] // 2
             up = np.empty(X.shape)
-            _truncated_correlate(adj[:, :p], X[:, 1::2], out=up[:, 0::2])
-            _truncated_correlate(adj[:, :p], X[:, 0::2], out=up[:, 1::2])
+            _truncated_correlate(adj, X[:, h:], out=up[:, :h])
+            _truncated_correlate(adj, X[:, :h], out=up[:, h:])
             adj = up
-        grad = back_seg(adj[:, :m].reshape(L, m * T)).reshape(S, m, T)
-        grad_flat = grad.transpose(1, 0, 2).reshape(m * S, T)[:n_steps]
+        grad = back_seg(adj.reshape(L, m * T)).reshape(S, m, T)
+        grad_flat = np.empty((n_steps, T))
+        grad_flat[: full * S].reshape(full, S, T)[...] = grad.transpose(1, 0, 2)[:full]
+        if rest:
+            grad_flat[full * S:] = grad[:rest, full]
         if active[-1] < T:  # steps of queries that have ended
             grad_flat *= np.arange(T) < active[:, None]
         return grad_flat
