@@ -18,7 +18,8 @@ Five measurements of :class:`skrank.losses.SoftRankLoss` (``sigma=1.0``,
    reach, so this is N^3/2, not N^3), a single truncated one
    N * sum_{t<N} min(t+2, R): a ratio of 20. Cut into m segments of S
    documents, the truncated recursion updates N * m * sum_{t<S} min(t+2, R)
-   cells (27 times fewer than the full one at m = 31, S = 13), plus about
+   cells (27 times fewer than the full one at m = 32, S = 13, one segment
+   empty: the segments are a power of two), plus about
    R^2/2 multiply-adds per target and segment to combine the segments (three
    times that with the reverse mode). The goal is a time ratio of at
    least 20.
