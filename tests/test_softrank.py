@@ -348,7 +348,8 @@ def test_half_pairs_hold_every_real_pair_once(rng, width):
     with its score difference; -inf elsewhere; the skewed sum adds each pair's value to
     its second document."""
     s = rng.normal(size=(3, width))
-    valid = np.arange(width) < np.array([width, max(width - 1, 1), max(width // 2, 1)])[:, None]
+    sizes = np.array([width, max(width - 1, 1), max(width // 2, 1)])
+    valid = np.arange(width) < sizes[:, None]
     z, n_first = _softrank._half_pairs(s, valid, 2.0)
     half = width // 2
     buffer = _softrank._skew_buffer(3, width, half)

@@ -555,7 +555,10 @@ class SoftRankLoss(ListwiseLoss):
 
 
 def _partners(x, K):
-    """``x[b, (i + c + 1) mod W]`` at ``[b, i, c]``, ``c < K``: a view (the second document of a pair)."""
+    """``x[b, (i + c + 1) mod W]`` at ``[b, i, c]``, ``c < K``: a view.
+
+    The value of the second document of each pair of :func:`_half_pairs`.
+    """
     B, W = x.shape
     extended = np.concatenate([x, x[:, :K]], axis=1)
     step = extended.strides[1]
