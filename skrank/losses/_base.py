@@ -29,7 +29,10 @@ QUERY_WEIGHT = "query_weight"
 class LossState:
     """Per-fit state of a loss.
 
-    Attributes
+    Built by :meth:`ListwiseLoss.prepare`; a user passes it on to
+    :meth:`ListwiseLoss.value_and_grad` and never builds one.
+
+    Parameters
     ----------
     layout : QueryLayout
         Layout of the rows the loss was prepared on.
@@ -49,7 +52,22 @@ class LossState:
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def take(self, queries):
-        """The state restricted to some queries, and the selected positions."""
+        """The state restricted to some queries, and the selected positions.
+
+        Parameters
+        ----------
+        queries : array-like of int
+            Indices of the queries to keep, into the sorted unique query ids
+            of ``layout``.
+
+        Returns
+        -------
+        positions : ndarray of int
+            Sorted-order positions of the kept rows in this state.
+        state : LossState
+            The kept queries' layout, per-row and per-query arrays (the cache
+            is not carried over).
+        """
         positions, layout = self.layout.select(queries)
         queries = np.sort(np.asarray(queries))
         return positions, LossState(
@@ -139,6 +157,14 @@ class ListwiseLoss:
 
         For the fit loop, which checks the scores once and keeps every
         batch grouped by query: no validation, no reordering.
+
+        Parameters
+        ----------
+        s_sorted : ndarray of shape (n_rows,)
+            Finite float64 scores of the rows of ``state``, in the sorted
+            order of ``state.layout``.
+        state : LossState
+            From :meth:`prepare` (or :meth:`LossState.take` of it).
 
         Returns
         -------

@@ -171,7 +171,17 @@ class BoltzRankLoss(ListwiseLoss):
     def probabilities(self, scores, state):
         """:math:`P(R|S)` of the samples of every query, shape (n_queries, k).
 
-        ``scores`` are in row order of ``state.layout`` (all its rows).
+        Parameters
+        ----------
+        scores : array-like of shape (n_rows,)
+            Scores of all the rows of ``state.layout``, in its row order.
+        state : LossState
+            From :meth:`prepare`: the rank samples of every query.
+
+        Returns
+        -------
+        probabilities : ndarray of shape (n_queries, n_samples)
+            The Boltzmann probability of each query's samples (rows sum to 1).
         """
         s_sorted = state.layout.to_sorted(np.asarray(scores, dtype=np.float64))
         logits = sample_logits(state.per_row["ranks"], state.per_query["scale"], s_sorted,

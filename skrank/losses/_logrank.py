@@ -65,7 +65,7 @@ class LogRankLoss(ListwiseLoss):
         Divide the feature map by the query's number of pairs
         :math:`n^+ n^-` (eq. 2). The paper drops the factor after
         cross-validation; here it measured better for the sampled models
-        (see :class:`~skrank.LogRankRanker`).
+        (see :class:`~skrank.rankers.LogRankRanker`).
     relevance_threshold : float, default=1
         A document is good when its label is at least this (graded labels
         are thresholded), as for MAP in :mod:`skrank.metrics`.
@@ -83,7 +83,7 @@ class LogRankLoss(ListwiseLoss):
 
     where :math:`c_j(y)` is the number of documents of the other class below
     :math:`j` minus those above it: one integer per document and ranking,
-    stored like BoltzRank's ranks (:mod:`skrank.losses._sampled`). With
+    stored like BoltzRank's ranks (``skrank.losses._sampled``). With
     :math:`\delta\phi_q(y) = \phi(x_q, y_q) - \phi(x_q, y)` (§1.3; §3 prints
     the sign flipped, a typo), :math:`y_q` the ideal ranking and
     :math:`\Delta = 1 - G`, the per-query losses are

@@ -149,7 +149,7 @@ class SoftRankLoss(ListwiseLoss):
     :math:`N` documents is spread around :math:`N/2`, and its mass in the
     first :math:`R \ll N/2` ranks, hence the gradient of SoftNDCG@R, is
     vanishingly small (measured on OHSUMED, queries of about 150
-    documents: see :class:`~skrank.SoftRankRanker`).
+    documents: see :class:`~skrank.rankers.SoftRankRanker`).
 
     *The normal approximation, once per pair.* As
     :math:`\pi_{ji} = 1 - \pi_{ij}`, the variance terms
@@ -181,7 +181,7 @@ class SoftRankLoss(ListwiseLoss):
 
     name = "softrank"
 
-    #: Constraints of the parameters, shared with :class:`~skrank.SoftRankRanker`.
+    #: Constraints of the parameters, shared with :class:`~skrank.rankers.SoftRankRanker`.
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "rank_distribution": [StrOptions(set(RANK_DISTRIBUTIONS))],

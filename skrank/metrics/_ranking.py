@@ -24,8 +24,10 @@ __all__ = [
     "precision_at_k",
 ]
 
-#: Named bundles of metric conventions. ``None`` arguments take their value
-#: from the selected convention.
+#: Named bundles of metric conventions, name -> {parameter: value}.
+#:
+#: A metric's ``convention=`` selects one; its convention parameters left as
+#: ``None`` take their value from it, explicit ones override it.
 CONVENTIONS = {
     # skrank's default: the common NDCG of Jarvelin & Kekalainen / Burges et
     # al. with expected values over random tie-breaking.
@@ -598,7 +600,6 @@ def precision_at_k(
     %(sample_weight)s
 
     %(convention)s
-
 
     Returns
     -------

@@ -115,10 +115,27 @@ class RankingScorer:
     ):
         """The metric of already computed scores ``y_score``.
 
-        With ``average=False``, the per-query values (sorted query ids), for
-        a metric that takes ``average`` (every metric named in
-        :func:`make_ranking_scorer`). ``sample_weight`` (query weights) is
-        passed to the metric when given; it weighs only the mean.
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            Relevance label of each row.
+        y_score : array-like of shape (n_samples,)
+            Score of each row; higher ranks first.
+        qid : array-like of shape (n_samples,)
+            Query id of each row, in any order.
+        average : bool, default=True
+            Return the mean over queries; if False, the per-query values
+            (in the order of the sorted unique ``qid``), for a metric that
+            takes ``average`` (every metric named in
+            :func:`make_ranking_scorer`).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, passed to the metric when given; they weigh only
+            the mean.
+
+        Returns
+        -------
+        score : float or ndarray of shape (n_queries,)
+            The metric's mean over queries, or its per-query values.
         """
         self._check_sample_weight(sample_weight)
         kwargs = dict(self._kwargs)
