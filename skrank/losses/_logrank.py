@@ -34,7 +34,7 @@ class LogRankLoss(ListwiseLoss):
         the log-probability ratios plus the loss. See Notes.
     gain : {"auc", "map", "ndcg"}, default="ndcg"
         The gain :math:`G_q(y)` of a ranking (§1.6): the fraction of
-        (good, bad) pairs in order, the average precision, or NDCG@``k``
+        (good, bad) pairs in order, the average precision, or NDCG at ``k``
         (binary gain, :math:`1 / \log_2(1 + r)` discount, normalised by the
         ideal ranking). Unused by ``"mle"`` except for the graded restarts.
     k : int, default=10

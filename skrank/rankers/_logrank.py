@@ -41,7 +41,7 @@ class LogRankRanker(NeuralRanker):
     gain : {"auc", "map", "ndcg"}, default="ndcg"
         The gain :math:`G` of a ranking of the good and bad documents
         (§1.6): the fraction of (good, bad) pairs in order, the average
-        precision, or NDCG@``k`` (binary gain, :math:`\log_2` discount).
+        precision, or NDCG at ``k`` (binary gain, :math:`\log_2` discount).
         Unused by ``"mle"``, except by ``restart="graded"``.
     k : int, default=10
         Cut-off of ``gain="ndcg"``.
@@ -176,7 +176,7 @@ class LogRankRanker(NeuralRanker):
     ``relevance_threshold``, as the paper's binary model needs; the scores
     reported by ``score`` still use the graded labels. A query without a
     (good, bad) pair is dropped (§5.1.1). The paper's NDCG in the gains
-    is NDCG@``k`` of the binary labels. The paper's OHSUMED figures are on
+    is NDCG at ``k`` of the binary labels. The paper's OHSUMED figures are on
     cleaned, binarised data and are not comparable with the LETOR protocol
     (``benchmarks/letor_ohsumed.py``).
 

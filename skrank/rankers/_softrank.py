@@ -218,7 +218,7 @@ class SoftRankRanker(NeuralRanker):
 
     *Rank distribution and truncation.* ``benchmarks/softrank_defaults.py``
     fits every combination with the other defaults: OHSUMED (LETOR 3.0,
-    queries of 65-230 documents), five folds with early stopping on vali;
+    queries of 35-320 documents), five folds with early stopping on vali;
     the bundled sample (queries of 1-27 documents), five seeds with a fifth
     of the training queries held out. Test NDCG@10 (LETOR convention, mean
     ± std) and mean fit seconds, one core, next to LightGBM's lambdarank
