@@ -83,7 +83,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "matplotlib_animations": False,
-    "reference_url": {"skrank": None},
     "doc_module": ("skrank",),
     "backreferences_dir": "api/generated/backreferences",
     "only_warn_on_example_error": False,
