@@ -17,8 +17,9 @@ The training queries are addressed through an array of row indices into
 each mini-batch, otherwise (and for full-batch solvers) the training rows
 are copied once, grouped (:meth:`Objective.gather`). Each epoch draws a
 permutation of the queries and gathers the rows of each batch of whole
-queries in one indexing operation; the loss state of a batch is a slice of
-the epoch's state, built without re-validation.
+queries in one indexing operation (a batch of one query takes views); the
+loss state of a batch is taken from the fit's state the same way, without
+re-validation.
 """
 
 import time
@@ -93,7 +94,9 @@ class Objective:
             X, state = batch.X, batch.state
         scores, cache = self.network.forward(params, X, state.layout)
         _check_scores(scores)
-        value, dscores = self.loss.mean_value_and_grad(scores, state)
+        # the network runs in X's dtype; the loss on float64 scores (one per row)
+        value, dscores = self.loss.mean_value_and_grad(scores.astype(np.float64, copy=False),
+                                                       state)
         grad = self.network.backward(params, cache, dscores)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
         grad += penalty_grad
@@ -107,8 +110,10 @@ class Objective:
         training rows are picked from the result (cheaper than gathering them).
         """
         if self._X_train is not None or self.rows is None or self.network.needs_query:
-            return self.network.forward(params, self.X_train, self.state.layout)[0]
-        return self.network.forward(params, self.X)[0][self.rows]
+            scores = self.network.forward(params, self.X_train, self.state.layout)[0]
+        else:
+            scores = self.network.forward(params, self.X)[0][self.rows]
+        return scores.astype(np.float64, copy=False)
 
     def gather(self):
         """Copy the training rows once, grouped by query, and train on the copy.
@@ -130,19 +135,20 @@ class Objective:
     def batches(self, batch_size, random_state):
         """One epoch: batches of ``batch_size`` queries in a random order.
 
-        The permutation of the queries is the only random draw. The loss
-        state is gathered once per epoch in batch order, so that every batch
-        takes views of it; the rows of a dense ``X`` are gathered into one
-        buffer reused by every batch of the epoch (a batch is consumed
-        before the next one is drawn).
+        The permutation of the queries is the only random draw. Each batch
+        takes its rows of the per-row loss state (and of ``X``, when its
+        rows are grouped) as views when it is one query, and gathers them
+        otherwise; the rows of a dense ``X`` are gathered into one buffer
+        reused by every batch of the epoch (a batch is consumed before the
+        next one is drawn). Nothing of the size of the training rows is
+        copied per epoch beyond one index array.
         """
         layout, state = self.state.layout, self.state
-        n_queries = self.n_queries
+        n_queries, offsets = self.n_queries, layout.offsets
         perm = random_state.permutation(n_queries)
         positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
         rows = positions if self.rows is None else self.rows[positions]
-        per_row = {k: v[positions] for k, v in state.per_row.items()}
         per_query = {k: v[perm] for k, v in state.per_query.items()}
         cuts = np.append(0, ends[np.minimum(np.arange(batch_size, n_queries + batch_size,
                                                       batch_size), n_queries) - 1])
@@ -152,14 +158,21 @@ class Objective:
         for i, lo in enumerate(range(0, n_queries, batch_size)):
             hi = min(lo + batch_size, n_queries)
             a, b = cuts[i], cuts[i + 1]
-            if buffer is None:
+            if hi - lo == 1:  # one query: its rows are a range of sorted order
+                q = perm[lo]
+                take = slice(offsets[q], offsets[q + 1])
+            else:
+                take = positions[a:b]
+            if self.rows is None and isinstance(take, slice):
+                X = self.X[take]
+            elif buffer is None:
                 X = self.X[rows[a:b]]
             else:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
             yield Batch(X, LossState(
                 QueryLayout.from_sizes(sizes[lo:hi]),
-                {k: v[a:b] for k, v in per_row.items()},
+                {k: v[take] for k, v in state.per_row.items()},
                 {k: v[lo:hi] for k, v in per_query.items()},
             ))
 

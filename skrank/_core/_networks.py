@@ -25,6 +25,18 @@ from scipy.linalg import block_diag
 _SCALE = 1.7159  # LeCun's scaled tanh, 1.7159 * tanh(2x / 3)
 
 
+def compute_dtype(X):
+    """The floating dtype a network computes in for input ``X``: float32 stays float32.
+
+    Every other input (float64, and whatever ``validate_data`` converted to
+    float64) computes in float64. The flat parameter vector and its gradient
+    stay float64 (what the solvers, L-BFGS included, need); the weights are
+    cast to this dtype for the products with ``X``, so that a float32 ``X``
+    is never copied to float64.
+    """
+    return np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
+
+
 def _tanh(z):
     return np.tanh(z, out=z)
 
@@ -142,12 +154,15 @@ class LinearNetwork:
         return random_state.uniform(-bound, bound, size=self.n_params)
 
     def forward(self, params, X, layout=None):
-        """Scores of the rows of ``X`` and the cache for :meth:`backward`."""
-        return np.asarray(X @ params).ravel(), X
+        """Scores of the rows of ``X`` (in its compute dtype) and the cache for :meth:`backward`."""
+        dtype = compute_dtype(X)
+        return np.asarray(X @ params.astype(dtype, copy=False)).ravel(), X
 
     def backward(self, params, cache, dscores):
-        """Gradient of the loss with respect to the parameters."""
-        return np.asarray(cache.T @ dscores).ravel()
+        """Gradient of the loss with respect to the parameters (float64)."""
+        dtype = compute_dtype(cache)
+        grad = cache.T @ np.asarray(dscores).astype(dtype, copy=False)
+        return np.asarray(grad, dtype=np.float64).ravel()
 
     def penalty(self, params, alpha):
         """L2 penalty ``alpha / 2 * ||w||^2`` and its gradient."""
@@ -275,9 +290,10 @@ class MLPNetwork:
     def forward(self, params, X, layout=None):
         """Scores of the rows of ``X`` and the cache for :meth:`backward`.
 
-        Rows are scored independently; ``layout`` is not used.
+        Rows are scored independently; ``layout`` is not used. The layers
+        run in the compute dtype of ``X`` (:func:`compute_dtype`).
         """
-        coefs, intercepts = self.unpack(params)
+        coefs, intercepts = self.unpack(params.astype(compute_dtype(X), copy=False))
         activations = [X]
         a = X
         for W, b in zip(coefs[:-1], intercepts):
@@ -293,11 +309,15 @@ class MLPNetwork:
         return scores, activations
 
     def backward(self, params, cache, dscores):
-        """Gradient of the loss with respect to the flat parameters."""
-        coefs, _ = self.unpack(params)
+        """Gradient of the loss with respect to the flat parameters (float64).
+
+        The products run in the compute dtype of the input rows (``cache[0]``).
+        """
+        dtype = compute_dtype(cache[0])
+        coefs, _ = self.unpack(params.astype(dtype, copy=False))
         grad = np.empty(self.n_params)
         g_coefs, g_intercepts = self.unpack(grad)
-        delta = np.asarray(dscores, dtype=np.float64).reshape(-1, 1)
+        delta = np.asarray(dscores).astype(dtype, copy=False).reshape(-1, 1)
         if self._output_bias:
             delta = delta * self._out_grad(cache[-1]).reshape(-1, 1)
             g_intercepts[-1][...] = delta.sum()
@@ -598,12 +618,15 @@ class PairwiseNetwork:
         unary_params, W, b, v, c = self.unpack(params)
         unary_scores, unary_cache = self.unary.forward(unary_params, X)
         d, h = self.n_features, self.n_hidden
-        XW = np.asarray(X @ np.hstack([W[:d], W[d:]]))  # [X A, X B]
-        P, Q = XW[:, :h].T, (XW[:, h:] + b).T  # shape (h, n_samples)
+        # [X A, X B] in X's compute dtype; the (h, n) factors and the pair
+        # arrays (bounded by max_cells) in float64
+        XW = np.asarray(X @ np.hstack([W[:d], W[d:]]).astype(compute_dtype(X)))
+        P, Q = XW[:, :h].T.astype(np.float64), (XW[:, h:] + b).T  # shape (h, n_samples)
         if self._inner != 1.0:
             P, Q = P * self._inner, Q * self._inner
         pair_scores, pair_cache = self._pair_forward(P, Q, self._outer * v, c, layout)
-        return unary_scores + pair_scores, (unary_cache, X, pair_cache)
+        scores = (unary_scores + pair_scores).astype(unary_scores.dtype, copy=False)
+        return scores, (unary_cache, X, pair_cache)
 
     def backward(self, params, cache, dscores):
         """Gradient of the loss with respect to the flat parameters."""
@@ -618,7 +641,8 @@ class PairwiseNetwork:
             dP *= self._inner
             dQ *= self._inner
         h = self.n_hidden
-        g_AB = np.asarray(X.T @ np.vstack([dP, dQ]).T)  # [dA, dB], shape (d, 2h)
+        dPQ = np.vstack([dP, dQ]).T.astype(compute_dtype(X))
+        g_AB = np.asarray(X.T @ dPQ, dtype=np.float64)  # [dA, dB], shape (d, 2h)
         grad[self._W] = np.vstack([g_AB[:, :h], g_AB[:, h:]]).ravel()
         grad[self._b] = dQ.sum(axis=1)
         grad[self._c] = g_c

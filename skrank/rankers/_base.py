@@ -48,6 +48,10 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._validation import keep_fitted_state_on_error
 
+#: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
+#: else becomes float64 (as in scikit-learn's linear models).
+FLOAT_DTYPES = (np.float64, np.float32)
+
 #: How the runs of ``n_init`` initialisations are combined.
 RESTARTS = ("average", "best")
 
@@ -93,7 +97,8 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature rows.
+            Feature rows. float32 is kept (the network runs in float32, no
+            float64 copy is made); other dtypes are converted to float64.
         y : array-like of shape (n_samples,)
             Relevance labels (larger is more relevant).
         qid : array-like of shape (n_samples,), default=None
@@ -128,7 +133,7 @@ class BaseRanker(BaseEstimator):
         settings = self._fit_settings()
         warm = settings.warm_start and self._is_fitted()
         X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=not warm
+            self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=not warm
         )
         layout = QueryLayout(default_qid(qid, X.shape[0]))
         warn_implicit_query(qid, X.shape[0], type(self).__name__)
@@ -286,7 +291,7 @@ class BaseRanker(BaseEstimator):
                 "early_stopping=False."
             )
         X_val, y_val = validate_data(
-            self, X_val, y_val, accept_sparse="csr", dtype=np.float64, y_numeric=True,
+            self, X_val, y_val, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True,
             reset=False,
         )
         layout = QueryLayout(default_qid(qid_val, X_val.shape[0], name="qid_val"))
@@ -311,9 +316,10 @@ class BaseRanker(BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,)
             Score of each row; only their order within a query matters.
+            float32 for float32 ``X``, float64 otherwise.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
         network, params = restore_network(vars(self))
         layout = None
         if network.needs_query:
@@ -355,7 +361,7 @@ class BaseRanker(BaseEstimator):
         score : float
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
         qid = fitted_qid(qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
                          owner=type(self).__name__, method="score", strict=True)
         y_score = self.predict(X, qid=qid)
