@@ -463,6 +463,45 @@ class QueryLayout:
         positions, sizes = self.query_positions(queries)
         return positions, QueryLayout.from_sizes(sizes, self.unique_qid[queries])
 
+    def ranges(self, max_rows):
+        """Consecutive query ranges of at most ``max_rows`` rows each.
+
+        For work done in chunks of queries within a memory budget: the
+        ranges ``(lo, hi)`` cover queries ``0 .. n_queries - 1`` in order,
+        each holding the rows ``offsets[lo]:offsets[hi]`` of sorted order; a
+        query larger than ``max_rows`` is a range of its own.
+
+        Parameters
+        ----------
+        max_rows : int
+            Most rows of a range (at least 1).
+
+        Yields
+        ------
+        lo, hi : int
+            Queries ``lo .. hi - 1``.
+        """
+        max_rows = max(int(max_rows), 1)
+        if self.n_samples <= max_rows:  # the common case: one range
+            yield 0, self.n_queries
+            return
+        offsets, lo = self.offsets, 0
+        while lo < self.n_queries:
+            hi = int(np.searchsorted(offsets, offsets[lo] + max_rows, side="right")) - 1
+            hi = min(max(hi, lo + 1), self.n_queries)
+            yield lo, hi
+            lo = hi
+
+    def part(self, lo, hi):
+        """Layout of the consecutive queries ``lo .. hi - 1`` (a range of :meth:`ranges`).
+
+        Its rows are ``offsets[lo]:offsets[hi]`` of sorted order, grouped; its
+        ids are those queries' ids, so per-query draws
+        (:func:`skrank.losses.query_uniforms`) are the same on the part as on
+        the whole layout.
+        """
+        return QueryLayout.from_sizes(self.sizes[lo:hi], self.unique_qid[lo:hi])
+
     def query_positions(self, queries):
         """Sorted-order positions of the rows of some queries, in the order given.
 

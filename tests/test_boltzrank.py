@@ -291,6 +291,58 @@ def test_chunks_of_queries_equal_one_pass(graded, monkeypatch):
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("params", [{}, {"objective": "likelihood"}, {"gain": "map"},
+                                    {"target_temperature": 0.5}], ids=str)
+@pytest.mark.parametrize("seed", [0, np.random.RandomState(4)], ids=["int", "RandomState"])
+def test_setup_in_chunks_of_queries_equals_one_pass(graded, monkeypatch, params, seed):
+    import skrank.losses._boltzrank as boltzrank
+
+    y, _, qid = graded
+    layout = QueryLayout(qid)
+    loss = BoltzRankLoss(n_samples=10, **params)
+    state = loss.prepare(y, layout, random_state=clone_seed(seed))
+    monkeypatch.setattr(boltzrank, "SETUP_CELLS", 60)  # six rows: one query at a time
+    assert len(list(layout.ranges(60 // 10))) == layout.n_queries
+    chunked = loss.prepare(y, layout, random_state=clone_seed(seed))
+    assert chunked.per_row["ranks"].dtype == state.per_row["ranks"].dtype
+    np.testing.assert_array_equal(chunked.per_row["ranks"], state.per_row["ranks"])
+    assert chunked.per_query.keys() == state.per_query.keys()
+    for name, value in state.per_query.items():
+        np.testing.assert_array_equal(chunked.per_query[name], value, err_msg=name)
+    # the samples are not all alike: the comparison could fail
+    assert len(np.unique(state.per_row["ranks"], axis=1)) > 1
+
+
+def test_setup_memory_is_bounded_by_the_chunk_not_the_data(monkeypatch):
+    import tracemalloc
+
+    import skrank.losses._boltzrank as boltzrank
+
+    X, y, qid = make_ranking(n_queries=100, n_docs=(20, 80), n_features=1, random_state=0)
+    layout = QueryLayout(qid)
+    loss = BoltzRankLoss(n_samples=50)
+    monkeypatch.setattr(boltzrank, "SETUP_CELLS", 2**13)
+    tracemalloc.start()
+    try:
+        state = loss.prepare(y, layout, random_state=0)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    n_cells = layout.n_samples * 50  # ~250,000: drawn at once, some 40 MB of temporaries
+    assert state.per_row["ranks"].size == n_cells
+    # temporaries of one chunk of 2**13 cells (~60 bytes each), whatever the data's size
+    assert peak - kept < 2**13 * 200 + 2**20
+
+
+def clone_seed(seed):
+    """The same seed again (a RandomState is consumed by drawing from it)."""
+    if isinstance(seed, np.random.RandomState):
+        copy = np.random.RandomState()
+        copy.set_state(seed.get_state())
+        return copy
+    return seed
+
+
 @pytest.mark.parametrize(
     "params, match",
     [

@@ -6,8 +6,9 @@ import numpy as np
 
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
-from ._base import ListwiseLoss, LossState, query_uniforms
+from ._base import ListwiseLoss, LossState, _seed, query_uniforms
 from ._sampled import (
+    SETUP_CELLS,
     coefficient_dtype,
     cross_entropy,
     expected_gain,
@@ -190,20 +191,33 @@ class BoltzRankLoss(ListwiseLoss):
 
     # ------------------------------------------------------------------
     def _prepare(self, y_sorted, layout, random_state):
-        ranks = boltzrank_samples(y_sorted, layout, self.n_samples, random_state)
+        # one seed for every chunk: a query's draws depend only on it, the
+        # query's id and its rows' order (query_uniforms)
+        seed = _seed(random_state)
+        k = self.n_samples
         m = layout.sizes.astype(np.float64)
         # E(R|S) = -scale * ranks . s + (a term equal for every sample), so the
         # log-probability's logits are scale * ranks . s with scale = 4/(m-1)^2.
         scale = np.where(m > 1, -4.0 / np.maximum(m - 1.0, 1.0) ** 2, 0.0)
         informative = layout.max(y_sorted) > layout.min(y_sorted)
         per_query = {"scale": scale, "informative": informative}
-        if self.objective == "likelihood":
-            target = np.zeros((layout.n_queries, self.n_samples))
+        ranks = np.empty((layout.n_samples, k), dtype=coefficient_dtype(layout.max_size))
+        likelihood = self.objective == "likelihood"
+        target = np.zeros((layout.n_queries, k))
+        if likelihood:
             target[:, 0] = 1.0
         else:
-            label_logits = sample_logits(ranks, scale, y_sorted, layout)
-            target = log_softmax_rows(label_logits / self.target_temperature)[1]
-            per_query["gains"] = sample_gains(y_sorted, ranks, layout, self._scorer)
+            gains = per_query["gains"] = np.empty((layout.n_queries, k))
+        # in chunks of queries, so that the temporaries of the draws and of
+        # the gains stay within SETUP_CELLS cells whatever the data's size
+        for lo, hi in layout.ranges(SETUP_CELLS // k):
+            rows, part = slice(layout.offsets[lo], layout.offsets[hi]), layout.part(lo, hi)
+            y_part = y_sorted[rows]
+            ranks[rows] = part_ranks = boltzrank_samples(y_part, part, k, seed)
+            if not likelihood:
+                label_logits = sample_logits(part_ranks, scale[lo:hi], y_part, part)
+                target[lo:hi] = log_softmax_rows(label_logits / self.target_temperature)[1]
+                gains[lo:hi] = sample_gains(y_part, part_ranks, part, self._scorer)
         per_query["target"] = target
         return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
 
@@ -246,18 +260,20 @@ def sample_gains(y_sorted, ranks, layout, scorer):
     Each (query, sample) is scored as a query of its own, with scores
     ``-rank`` (no ties), by the scorer's metric and conventions.
     """
-    n, k = ranks.shape
-    pseudo = (layout.sorted_codes[:, None] * k + np.arange(k)[None, :]).ravel()
-    labels = np.repeat(y_sorted, k)
+    k = ranks.shape[1]
+    # cells in (sample, query, row) order, so that the pseudo-queries come
+    # sorted (the scorer's layout needs no sort)
+    pseudo = (np.arange(k)[:, None] * layout.n_queries + layout.sorted_codes[None, :]).ravel()
+    labels = np.tile(y_sorted, k)
     try:
-        values = scorer.score_predictions(labels, -ranks.ravel().astype(np.float64),
+        values = scorer.score_predictions(labels, -ranks.T.astype(np.float64).ravel(),
                                           qid=pseudo, average=False)
     except ValueError as exc:
         raise ValueError(
             f"gain={scorer!r} cannot score the labels y: {exc} Pass a gain with "
             "suitable conventions, e.g. make_ranking_scorer('ndcg', k=10, gain='linear')."
         ) from None
-    return np.asarray(values, dtype=np.float64).reshape(layout.n_queries, k)
+    return np.asarray(values, dtype=np.float64).reshape(k, layout.n_queries).T.copy()
 
 
 def label_levels(y_sorted, layout):

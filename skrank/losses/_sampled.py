@@ -29,6 +29,12 @@ import numpy as np
 #: single larger query is converted on its own).
 MAX_CELLS = 2**21
 
+#: ``rows x samples`` cells of the queries whose samples are drawn at once
+#: when a sampling loss is prepared. Drawing takes some 60 bytes of
+#: temporaries per cell (16 MiB in all); what stays for the fit is the
+#: integer coefficients (1-2 bytes per cell) and per-query arrays.
+SETUP_CELLS = 2**18
+
 
 def coefficient_dtype(max_abs):
     """The smallest signed integer dtype that holds values up to ``max_abs``."""
@@ -109,21 +115,6 @@ def sample_objective(coef, scale, s_sorted, layout, objective, cache=None):
     return per_query, grad
 
 
-def _chunks(layout, k):
-    """Consecutive query ranges whose coefficients fit :data:`MAX_CELLS`."""
-    offsets = layout.offsets
-    if layout.n_samples * k <= MAX_CELLS:  # the common case: one chunk
-        yield 0, layout.n_queries
-        return
-    lo = 0
-    while lo < layout.n_queries:
-        limit = offsets[lo] + max(MAX_CELLS // k, 1)
-        hi = max(int(np.searchsorted(offsets, limit, side="right")) - 1, lo + 1)
-        hi = min(hi, layout.n_queries)
-        yield lo, hi
-        lo = hi
-
-
 def _pieces(coef, offsets, lo, hi):
     """Each query's row slice and float64 coefficients, queries ``lo:hi``.
 
@@ -149,7 +140,7 @@ def _sweep(coef, scale, s_sorted, layout, objective, cache):
     if objective is not None:
         per_query = np.empty(n_queries)
         grad = np.empty(layout.n_samples)
-    for lo, hi in _chunks(layout, k):
+    for lo, hi in layout.ranges(MAX_CELLS // k):
         if cache is not None and hi - lo == n_queries:  # one chunk: keep it
             pieces = cache.get("coef64")
             if pieces is None:
