@@ -227,6 +227,24 @@ def test_targets_in_chunks_equal_one_pass(rng, monkeypatch, options):
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-17)
 
 
+@pytest.mark.parametrize("chunk_cells", [1, 700, 5000])
+@pytest.mark.parametrize("options", [{}, {"truncation": 10}, {"sigma": 0.05}], ids=repr)
+def test_normal_path_by_chunks_of_targets_equals_the_half_pairs(rng, monkeypatch, options,
+                                                                chunk_cells):
+    """Long queries take every ordered pair by chunks of targets: the same loss and gradient."""
+    y, s, qid = _queries(rng, [40, 23, 7, 1])
+    s[:3] += 1e200  # differences beyond the largest float
+    loss = SoftRankLoss(rank_distribution="normal", **options)
+    value, grad = _value_and_grad(loss, y, s, qid)
+    monkeypatch.setattr(_softrank, "NORMAL_PAIR_CELLS", 0)
+    monkeypatch.setattr(_softrank, "NORMAL_CHUNK_CELLS", chunk_cells)
+    value_c, grad_c = _value_and_grad(loss, y, s, qid)
+    assert np.isfinite(value_c) and np.isfinite(grad_c).all()
+    assert_allclose(value_c, value, rtol=1e-12)
+    assert_allclose(grad_c, grad, rtol=1e-9, atol=1e-14)
+    assert np.abs(grad).max() > 1e-4  # not trivially zero
+
+
 @pytest.mark.parametrize("budget", [1, 50, 500, 3000])
 def test_rank_binomial_chunks_in_a_block_of_several_queries(rng, monkeypatch, budget):
     """Queries of one block finish at different steps; chunks of targets change nothing."""
