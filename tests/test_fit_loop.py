@@ -625,3 +625,39 @@ def test_extreme_features_stay_finite(ranker_class, data):
     ranker = _fast(ranker_class, learning_rate_init=1.0, max_iter=5).fit(X * 1e4, y, qid=qid)
     assert np.isfinite(ranker.predict(X * 1e4)).all()
     assert np.isfinite(ranker.loss_curve_).all()
+
+
+# ----------------------------------------------------------------------
+# No copy of the training rows
+@pytest.mark.parametrize("pairwise", [None, (3,)], ids=["unary", "pairwise"])
+def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, pairwise):
+    """Scattered training rows are scored (by chunks of queries) and batched from X itself."""
+    from skrank._core import _fit
+
+    qid = rng.permutation(np.repeat(np.arange(9), rng.integers(2, 12, size=9)))
+    X = rng.normal(size=(len(qid), 4))
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    layout = QueryLayout(qid)
+    train = np.array([0, 2, 3, 5, 6, 8])
+    positions, train_layout = layout.select(train)
+    rows = layout.order[positions]
+    network = make_network(4, (3,), pairwise_hidden_layer_sizes=pairwise)
+    params = network.init_params(np.random.RandomState(0))
+    loss = LOSSES["listnet"]()
+    state = loss.prepare(y[rows], train_layout)
+
+    def objective():
+        return Objective(network, loss, state, y[rows], X, rows, 0.0)
+
+    gathered = objective()
+    gathered.gather()
+    expected = gathered.train_scores(params)
+    monkeypatch.setattr(_fit, "TRAIN_CHUNK_ROWS", 7)  # a few queries at a time
+    scattered = objective()
+    assert_allclose(scattered.train_scores(params), expected, rtol=1e-13)
+    assert scattered._X_train is None  # no copy of the rows was kept
+    for a, b in zip(scattered.batches(2, np.random.RandomState(1)),
+                    gathered.batches(2, np.random.RandomState(1))):
+        assert_array_equal(a.X, b.X)
+        assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
+    assert scattered._X_train is None

@@ -13,13 +13,13 @@ its runs (in parallel through scikit-learn's joblib wrapper), then
 :func:`average_runs` or :func:`best_run` to keep one model.
 
 The training queries are addressed through an array of row indices into
-``X``; when ``X``'s rows are already grouped by query nothing is copied beyond
-each mini-batch, otherwise (and for full-batch solvers) the training rows
-are copied once, grouped (:meth:`Objective.gather`). Each epoch draws a
-permutation of the queries and gathers the rows of each batch of whole
-queries in one indexing operation (a batch of one query takes views); the
-loss state of a batch is taken from the fit's state the same way, without
-re-validation.
+``X``. A stochastic solver takes the rows of each mini-batch from ``X``
+itself (a view for a batch of one query when ``X``'s rows are grouped by
+query, else one indexing operation into a buffer reused by the epoch's
+batches), so a fit holds no copy of the training rows; a full-batch solver
+copies them once, grouped (:meth:`Objective.gather`). Each epoch draws a
+permutation of the queries; the loss state of a batch is taken from the
+fit's state the same way as its rows, without re-validation.
 """
 
 import time
@@ -30,6 +30,11 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._query import QueryLayout
 from ..losses import LossState
+
+#: Rows of whole queries scored at once by :meth:`Objective.train_scores` for
+#: a network that scores a query's rows jointly (gathered from ``X``).
+TRAIN_CHUNK_ROWS = 2**14
+
 
 @dataclass
 class Batch:
@@ -107,21 +112,32 @@ class Objective:
         """Scores of the training rows, in the grouped order of ``state.layout``.
 
         A network that scores rows independently scores all of ``X`` and the
-        training rows are picked from the result (cheaper than gathering them).
+        training rows are picked from the result (cheaper than gathering them);
+        one that scores a query's rows jointly is given the rows of a chunk of
+        whole queries at a time (:data:`TRAIN_CHUNK_ROWS`), so that no copy
+        of the training rows is made.
         """
-        if self._X_train is not None or self.rows is None or self.network.needs_query:
-            scores = self.network.forward(params, self.X_train, self.state.layout)[0]
-        else:
+        layout = self.state.layout
+        if self._X_train is not None or self.rows is None:
+            scores = self.network.forward(params, self.X_train, layout)[0]
+        elif not self.network.needs_query:
             scores = self.network.forward(params, self.X)[0][self.rows]
+        else:
+            scores = np.empty(layout.n_samples, dtype=self.X.dtype)
+            for lo, hi in layout.ranges(TRAIN_CHUNK_ROWS):
+                part = slice(layout.offsets[lo], layout.offsets[hi])
+                scores[part] = self.network.forward(
+                    params, self.X[self.rows[part]], layout.part(lo, hi))[0]
         return scores.astype(np.float64, copy=False)
 
     def gather(self):
         """Copy the training rows once, grouped by query, and train on the copy.
 
-        For a full-batch solver (one copy shared by the workers, instead of
-        one per run), and for rows not grouped by query, whose mini-batches
-        would otherwise gather scattered rows at every step: on the copy
-        every batch is a few contiguous ranges.
+        For a full-batch solver, which evaluates every training row at every
+        iteration (one copy shared by the workers, instead of one gather per
+        evaluation). Stochastic solvers do without it: each mini-batch takes
+        its rows from ``X`` (:meth:`batches`), at the cost of one indexing
+        operation per batch, and a fit holds no copy of ``X``.
         """
         self.X, self.rows = self.X_train, None
 

@@ -204,7 +204,7 @@ class BaseRanker(BaseEstimator):
             train_metric=solver.needs_train_metric,
             verbose=settings.verbose,
         )
-        if solver.full_batch or layout.order is not None:
+        if solver.full_batch:
             objective.gather()  # see Objective.gather
         runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=settings.n_jobs)
 
