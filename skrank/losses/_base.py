@@ -276,6 +276,16 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
     uniforms : ndarray of shape (n_samples, n_draws) or (n_queries, n_draws)
         Values in [0, 1), rows in sorted order of ``layout``.
     """
+    bits = query_bits(layout, random_state, n_draws, per_query=per_query)
+    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def query_bits(layout, random_state, n_draws, *, per_query=False):
+    """The 64 random bits behind :func:`query_uniforms`, shape (n_samples or n_queries, n_draws).
+
+    For a caller that makes more than one draw of each 64-bit hash (two
+    32-bit uniforms, say) instead of hashing twice.
+    """
     if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
     with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
@@ -287,5 +297,4 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
         else:
             index = layout.index_in_query.astype(np.uint64)
             row = _mix(layout.expand(query) ^ _mix(index))
-        bits = _mix(row[:, None] ^ _mix(np.arange(n_draws, dtype=np.uint64))[None, :])
-    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        return _mix(row[:, None] ^ _mix(np.arange(n_draws, dtype=np.uint64))[None, :])

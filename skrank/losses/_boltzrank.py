@@ -6,7 +6,7 @@ import numpy as np
 
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
-from ._base import ListwiseLoss, LossState, _seed, query_uniforms
+from ._base import ListwiseLoss, LossState, _seed, query_bits, query_uniforms
 from ._sampled import (
     SETUP_CELLS,
     coefficient_dtype,
@@ -309,8 +309,12 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     level, n_levels = label_levels(y_sorted, layout)
     per_query = query_uniforms(layout, random_state, 3 * k, per_query=True)
     kind, pick, share = per_query[:, :k], per_query[:, k:2 * k], per_query[:, 2 * k:]
-    per_row = query_uniforms(layout, random_state, 2 * k)
-    flip_u, tie_u = per_row[:, :k], per_row[:, k:]
+    # one 64-bit hash per (row, sample): its high half draws the flip, its
+    # low half breaks the ties
+    bits = query_bits(layout, random_state, k)
+    flip_u = (bits >> np.uint64(32)).astype(np.float64) * 2.0**-32
+    tie_u = (bits & np.uint64(0xFFFFFFFF)).astype(np.float64) * 2.0**-32
+    del bits
 
     top = (n_levels - 1)[:, None]
     lower = np.maximum(n_levels - 2, 1)[:, None]  # choices j in 0..L-3 (>= 1 to stay defined)
