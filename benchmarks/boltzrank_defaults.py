@@ -6,7 +6,7 @@ layer of 5 scaled-tanh units, identity output, ``gain_weight=0.9``,
 fitted in the configurations of :data:`CONFIGS`: ``n_init`` in 1, 3, 10
 (``restarts="average"``) with one query per step; ``batch_size`` in 1, 4, 16
 with ``n_init=3`` (batch 16 also with ``learning_rate_init=0.03``); ``n_init``
-10 with batches of 4 and 16; and one wider network trained once
+10 with batches of 4 and 16, ``n_init=1`` with batches of 4; and one wider network trained once
 (``n_init=1``, ``hidden_layer_sizes=(15,)`` and ``(50,)``: the average of
 ``n_init`` runs is itself one network of ``5 * n_init`` units). Two data sets:
 
@@ -103,6 +103,7 @@ I_NDCG1, I_NDCG10, I_MAP = 0, 3, 4
 #: BoltzRank1 configurations: name -> parameters besides the defaults.
 CONFIGS = {
     "n_init=1 b=1": {"n_init": 1},
+    "n_init=1 b=4": {"n_init": 1, "batch_size": 4},
     "n_init=3 b=1": {"n_init": 3},
     "n_init=10 b=1 (default)": {},
     "n_init=3 b=4": {"n_init": 3, "batch_size": 4},
