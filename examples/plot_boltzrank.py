@@ -17,7 +17,7 @@ entropy to the same distribution built from the labels, weighted by
 
 To keep the example quick, every network here is cheaper than
 :class:`~skrank.rankers.BoltzRankRanker`'s default: a single run
-(``n_init=1``) where the default averages 10 restarts, stopped after 5
+(``n_init=1``) where the default averages 3 restarts, stopped after 5
 epochs without improvement on its validation queries (``n_iter_no_change=5``)
 instead of 10. Its scores are those of such single, noisier networks.
 

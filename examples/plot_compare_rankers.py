@@ -21,7 +21,7 @@ keeps every query whole in one fold). The rankers are
 
 ``python -m skrank compare`` runs the same comparison with each ranker's
 defaults. To keep this example quick, BoltzRank trains a single network
-(``n_init=1``) where its default averages 10 restarts, so its score here is
+(``n_init=1``) where its default averages 3 restarts, so its score here is
 that of a cheaper model than the default one. The other skrank rankers keep
 their defaults (with a fixed ``random_state``), and Ridge has the penalty
 ``alpha=10`` of the other examples.
