@@ -3,12 +3,23 @@
 Four measurements on OHSUMED Fold1 train (9219 rows x 45 features, 63
 queries), every ratio taken against numpy timed in the same run:
 
-1. The fit's objective and its gradient with respect to the weights
-   (``Objective.value_and_grad`` of the linear model, as L-BFGS calls it:
-   scores ``X @ w``, the loss, ``X.T @ dscores`` and the L2 penalty), with
-   the penalty of ``C=1``, against numpy's ``X @ w`` plus ``X.T @ g`` on
-   the same ``X`` (BLAS on its default threads): the two products any
-   linear model's gradient needs. Goal: <= 3x.
+1. The fit's objective and its gradient with respect to the weights, as
+   L-BFGS calls it, for the linear model with the penalty of ``C=1``: the
+   objective the ranker builds (``make_objective``: the folded one,
+   ``FoldedObjective``, whose evaluation is ``Phi @ w`` and ``Phi.T @ g``
+   on the ``(n_queries * k, n_features)`` matrix ``Phi`` of the
+   coefficient-weighted rows ``C_q^T X_q`` folded once per fit, where that is
+   cheaper; else ``Objective``: ``X @ w``, the loss's per-query products,
+   ``X.T @ dscores``), against numpy's ``X @ w`` plus ``X.T @ g`` on the
+   same ``X`` (BLAS on its default threads): the two products any linear
+   model's gradient needs. Goal: <= 3x. The column ``unfolded`` is the ratio
+   of ``Objective`` (the per-query path, which the fit used before folding)
+   to the same reference. Run it on an otherwise idle machine: OpenBLAS
+   splits a matrix-vector product over two threads only above a size (here
+   ``Phi`` of 201 samples, about 12,000 rows, is above it and ``X``, 9219
+   rows, below), and a product split over two threads while the other core
+   is busy waits for that core: milliseconds per call instead of tens of
+   microseconds.
 2. The loss alone: objective + score gradient over all queries
    (``LogRankLoss.mean_value_and_grad`` on a prepared state: no input
    checks) for the sampled models (``sampler="walk"``, ``n_samples``
@@ -51,6 +62,7 @@ from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, LogRankRanker, load_letor_fold
 from skrank._core._fit import Objective
+from skrank._core._folded import FoldedObjective, make_objective
 from skrank._core._networks import LinearNetwork
 from skrank._query import QueryLayout
 from skrank.losses import LogRankLoss
@@ -111,20 +123,28 @@ def fit_objective_cost(X, y, qid, repeat):
     rng = np.random.default_rng(0)
     w = rng.normal(size=X.shape[1])
     g = rng.normal(size=X.shape[0])
-    print(f"  {'model':<28}{'k':>5} {'objective (ms)':>15} {'reference (ms)':>15} {'ratio':>7}")
+    print(f"  {'model':<16}{'k':>5} {'fit uses':>9} {'folded (ms)':>12} {'unfolded (ms)':>14}"
+          f" {'reference (ms)':>15} {'ratio':>7} {'unfolded':>9}")
     worst = 0.0
     for objective, gain in FIT_MODELS:
         for n_samples in (50, 100, 200):
             loss = LogRankLoss(objective, gain=gain, sampler="walk", n_samples=n_samples)
             state = loss.prepare(y, layout, random_state=0)
-            fit = Objective(network, loss, state, y, X, None, alpha)
-            t_obj, t_ref, ratio = paired_times(lambda: fit.value_and_grad(w),
-                                               lambda: (X @ w, X.T @ g), repeat * 3)
+            fit = make_objective(network, loss, state, y, X, None, alpha)  # as the ranker
+            folded = FoldedObjective(network, loss, state, y, X, None, alpha)
+            unfolded = Objective(network, loss, state, y, X, None, alpha)
+            t_fold, t_ref, r_fold = paired_times(lambda: folded.value_and_grad(w),
+                                                 lambda: (X @ w, X.T @ g), repeat * 3)
+            t_unfold, _, r_unfold = paired_times(lambda: unfolded.value_and_grad(w),
+                                                 lambda: (X @ w, X.T @ g), repeat * 3)
+            uses_fold = isinstance(fit, FoldedObjective)
+            ratio = r_fold if uses_fold else r_unfold
             worst = max(worst, ratio)
-            print(f"  {objective + '-' + gain:<28}{n_samples + 1:>5} {1e3 * t_obj:15.3f} "
-                  f"{1e3 * t_ref:15.3f} {ratio:7.2f}")
+            print(f"  {objective + '-' + gain:<16}{n_samples + 1:>5} "
+                  f"{'folded' if uses_fold else 'unfolded':>9} {1e3 * t_fold:12.3f} "
+                  f"{1e3 * t_unfold:14.3f} {1e3 * t_ref:15.3f} {ratio:7.2f} {r_unfold:9.2f}")
     met = "met" if worst <= GOAL else "NOT met"
-    print(f"  worst ratio {worst:.2f} (goal <= {GOAL:g}: {met})")
+    print(f"  worst ratio of the path the fit uses {worst:.2f} (goal <= {GOAL:g}: {met})")
 
 
 def objective_cost(X, y, qid, repeat):
