@@ -1,34 +1,52 @@
-"""Cost of LogRank: the objective over the stored samples, the sampler, a fit.
+"""Cost of LogRank: the fit's objective, the loss over the stored samples, the sampler, a fit.
 
-Three measurements on OHSUMED Fold1 train (9219 rows x 45 features, 63
+Four measurements on OHSUMED Fold1 train (9219 rows x 45 features, 63
 queries), every ratio taken against numpy timed in the same run:
 
-1. Objective + gradient over all queries (``LogRankLoss.mean_value_and_grad``
-   on a prepared state, as L-BFGS calls it: no input checks) for the sampled
-   models (``sampler="walk"``, ``n_samples`` rankings per query plus the
-   ideal one). The arithmetic it must do is ``C_q^T s_q`` for the log-linear
-   scores of every stored ranking and ``C_q g_q`` for the gradient; the
-   reference is numpy's ``s @ C`` plus ``C @ g`` on the float64 ``(n_rows,
-   k)`` matrix ``C`` of all stored coefficients (one BLAS call each way, the
-   same multiply-adds). Goal: <= 3x. The ratio with BLAS limited to one
-   thread is printed beside it: the loss's products are one small
-   matrix-vector product per query, which BLAS runs on one thread, while the
-   reference's two large ones use every thread. The column ``floor`` is the
-   ratio of the per-query products alone (the two loops of ``np.dot`` the
-   loss runs, with no objective between them) to the same reference: no
-   objective computed with per-query BLAS calls can beat it. The closed forms (``sampler="exact"``,
-   AUC and MLE) are printed beside: their arithmetic is one pass over the
-   (good, bad) pairs, with ``s[g] - s[b]`` plus two ``np.bincount`` as the
-   reference.
-2. The sampler: ``LogRankLoss.prepare`` (random walks, coefficients, gains),
+1. The fit's objective and its gradient with respect to the weights, as
+   L-BFGS calls it, for the linear model with the penalty of ``C=1``: the
+   objective the ranker builds (``make_objective``: the folded one,
+   ``FoldedObjective``, whose evaluation is ``Phi @ w`` and ``Phi.T @ g``
+   on the ``(n_queries * k, n_features)`` matrix ``Phi`` of the
+   coefficient-weighted rows ``C_q^T X_q`` folded once per fit, where that is
+   cheaper; else ``Objective``: ``X @ w``, the loss's per-query products,
+   ``X.T @ dscores``), against numpy's ``X @ w`` plus ``X.T @ g`` on the
+   same ``X`` (BLAS on its default threads): the two products any linear
+   model's gradient needs. Goal: <= 3x. The column ``unfolded`` is the ratio
+   of ``Objective`` (the per-query path, which the fit used before folding)
+   to the same reference. Run it on an otherwise idle machine: OpenBLAS
+   splits a matrix-vector product over two threads only above a size (here
+   ``Phi`` of 201 samples, about 12,000 rows, is above it and ``X``, 9219
+   rows, below), and a product split over two threads while the other core
+   is busy waits for that core: milliseconds per call instead of tens of
+   microseconds.
+2. The loss alone: objective + score gradient over all queries
+   (``LogRankLoss.mean_value_and_grad`` on a prepared state: no input checks)
+   for the sampled models (``sampler="walk"``, ``n_samples`` rankings per
+   query plus the ideal one), the path of any network other than the linear
+   one. The arithmetic it must do is ``C_q^T s_q`` for the log-linear scores
+   of every stored ranking and ``C_q g_q`` for the gradient; the reference is
+   numpy's ``s @ C`` plus ``C @ g`` on the float64 ``(n_rows, k)`` matrix
+   ``C`` of all stored coefficients (one BLAS call each way, the same
+   multiply-adds). Goal: <= 3x. The ratio with BLAS limited to one thread is
+   printed beside it: the loss's products are one small matrix-vector product
+   per query, which BLAS runs on one thread, while the reference's two large
+   ones may use every thread. The column ``floor`` is the ratio of the
+   per-query products alone (the two loops of ``np.dot`` the loss runs, with
+   no objective between them) to the same reference: no objective computed
+   with per-query BLAS calls can beat it. The closed forms
+   (``sampler="exact"``, AUC and MLE) are printed beside: their arithmetic is
+   one pass over the (good, bad) pairs, with ``s[g] - s[b]`` plus two
+   ``np.bincount`` as the reference.
+3. The sampler: ``LogRankLoss.prepare`` (random walks, coefficients, gains),
    once per fit, for both restart schemes, against the same fit's L-BFGS.
-3. Seconds per fit through the public API (defaults, ``random_state=0``):
+4. Seconds per fit through the public API (defaults, ``random_state=0``):
    LogRank's default, three sampled models (``sampler="walk"``), Ridge and
    ListNet (defaults, no vali set).
 
-Timings are medians over ``--repeat`` runs after a warm-up; in 1, the loss
-and its reference are timed back to back in every round and the ratio is
-the median of the rounds' ratios. Run with::
+Timings are medians over ``--repeat`` runs after a warm-up; in 1 and 2,
+the objective (or loss) and its reference are timed back to back in every
+round and the ratio is the median of the rounds' ratios. Run with::
 
     python benchmarks/bench_logrank.py [--repeat 7]
 """
@@ -43,6 +61,9 @@ from threadpoolctl import threadpool_limits
 from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, LogRankRanker, load_letor_fold
+from skrank._core._fit import Objective
+from skrank._core._folded import FoldedObjective, make_objective
+from skrank._core._networks import LinearNetwork
 from skrank._query import QueryLayout
 from skrank.losses import LogRankLoss
 from skrank.losses._logrank import query_pairs
@@ -89,10 +110,45 @@ def per_query_products(C, s, layout):
 
 
 SAMPLED = [("convex", "ndcg"), ("expgain", "map"), ("l3", "auc")]
+#: The models of the fit's objective: the default first.
+FIT_MODELS = [("l3", "ndcg"), *SAMPLED]
+
+
+def fit_objective_cost(X, y, qid, repeat):
+    print("1. The fit's objective + weight gradient (linear model, C=1) on OHSUMED Fold1 "
+          "train, against X @ w + X.T @ g")
+    layout = QueryLayout(qid)  # the file's rows are grouped by query
+    network = LinearNetwork(X.shape[1])
+    alpha = 2.0 / layout.n_queries  # LogRankRanker's penalty for C=1
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=X.shape[1])
+    g = rng.normal(size=X.shape[0])
+    print(f"  {'model':<16}{'k':>5} {'fit uses':>9} {'folded (ms)':>12} {'unfolded (ms)':>14}"
+          f" {'reference (ms)':>15} {'ratio':>7} {'unfolded':>9}")
+    worst = 0.0
+    for objective, gain in FIT_MODELS:
+        for n_samples in (50, 100, 200):
+            loss = LogRankLoss(objective, gain=gain, sampler="walk", n_samples=n_samples)
+            state = loss.prepare(y, layout, random_state=0)
+            fit = make_objective(network, loss, state, y, X, None, alpha)  # as the ranker
+            folded = FoldedObjective(network, loss, state, y, X, None, alpha)
+            unfolded = Objective(network, loss, state, y, X, None, alpha)
+            t_fold, t_ref, r_fold = paired_times(lambda: folded.value_and_grad(w),
+                                                 lambda: (X @ w, X.T @ g), repeat * 3)
+            t_unfold, _, r_unfold = paired_times(lambda: unfolded.value_and_grad(w),
+                                                 lambda: (X @ w, X.T @ g), repeat * 3)
+            uses_fold = isinstance(fit, FoldedObjective)
+            ratio = r_fold if uses_fold else r_unfold
+            worst = max(worst, ratio)
+            print(f"  {objective + '-' + gain:<16}{n_samples + 1:>5} "
+                  f"{'folded' if uses_fold else 'unfolded':>9} {1e3 * t_fold:12.3f} "
+                  f"{1e3 * t_unfold:14.3f} {1e3 * t_ref:15.3f} {ratio:7.2f} {r_unfold:9.2f}")
+    met = "met" if worst <= GOAL else "NOT met"
+    print(f"  worst ratio of the path the fit uses {worst:.2f} (goal <= {GOAL:g}: {met})")
 
 
 def objective_cost(X, y, qid, repeat):
-    print("1. Objective + gradient over all queries of OHSUMED Fold1 train")
+    print("2. Loss + score gradient over all queries of OHSUMED Fold1 train")
     layout = QueryLayout(qid)
     rng = np.random.default_rng(0)
     s = layout.to_sorted(X @ rng.normal(size=X.shape[1]))
@@ -136,7 +192,7 @@ def objective_cost(X, y, qid, repeat):
 
 
 def sampler_cost(y, qid, repeat):
-    print("2. Sampler (LogRankLoss.prepare), once per fit")
+    print("3. Sampler (LogRankLoss.prepare), once per fit")
     layout = QueryLayout(qid)
     for restart in ("two", "graded"):
         for n_samples, walk_length in ((100, 10), (100, 50), (200, 10)):
@@ -148,7 +204,7 @@ def sampler_cost(y, qid, repeat):
 
 
 def fit_cost(X, y, qid, repeat):
-    print("3. Seconds per fit (defaults, random_state=0)")
+    print("4. Seconds per fit (defaults, random_state=0)")
     models = {
         "LogRank (default)": lambda: LogRankRanker(random_state=0),
         **{f"LogRank {o}-{g} (walk)": (lambda o=o, g=g: LogRankRanker(
@@ -178,6 +234,7 @@ def main(argv=None):
     data = load_letor_fold(ohsumed_root(), "Fold1")
     X, y, qid = data.train
     start = time.perf_counter()
+    fit_objective_cost(X, y, qid, args.repeat)
     objective_cost(X, y, qid, args.repeat)
     sampler_cost(y, qid, args.repeat)
     fit_cost(X, y, qid, args.repeat)

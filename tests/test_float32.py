@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
-from skrank._core import _networks
+from skrank._core import _folded, _networks
 from skrank._core._networks import make_network
 from skrank._query import QueryLayout
 from skrank.datasets import load_rank_sample, make_ranking
@@ -80,7 +80,12 @@ RANKERS = {
 
 @pytest.fixture
 def network_inputs(monkeypatch):
-    """The dtype of every X any network's forward pass is given."""
+    """The dtype of every X the fit hands on: to a network's forward pass, or folded.
+
+    A linear model on a sampled loss may be folded into the samples' feature
+    rows (``skrank._core._folded``) instead of being run on X: both the X
+    given to the fold and the folded rows are recorded.
+    """
     seen = []
     for cls in (_networks.LinearNetwork, _networks.MLPNetwork, _networks.PairwiseNetwork):
         original = cls.forward
@@ -90,6 +95,14 @@ def network_inputs(monkeypatch):
             return _original(self, params, X, layout)
 
         monkeypatch.setattr(cls, "forward", forward)
+    original_fold = _folded.fold
+
+    def fold(coef, layout, X, *args, **kwargs):
+        phi = original_fold(coef, layout, X, *args, **kwargs)
+        seen.extend([X.dtype, phi.dtype])
+        return phi
+
+    monkeypatch.setattr(_folded, "fold", fold)
     return seen
 
 

@@ -3,7 +3,9 @@
 Nothing here reads an estimator. A ranker's front end builds
 
 * an :class:`Objective`: the network, the prepared loss, the training rows
-  and the L2 strength (what the solvers minimise);
+  and the L2 strength (what the solvers minimise); for a linear model on a
+  loss of sample logits, possibly the same objective folded once per fit
+  (:func:`skrank._core._folded.make_objective` chooses);
 * a solver from :data:`skrank._core._solvers.SOLVERS`;
 * a :class:`StoppingRule`: patience, tolerance and the monitored metric on
   the validation queries (or the training objective without them);

@@ -174,19 +174,75 @@ class ListwiseLoss:
             Its gradient, in sorted order.
         """
         per_query, grad = self._value_and_grad(s_sorted, state)
-        weight = state.per_query.get(QUERY_WEIGHT)
-        if weight is not None:  # query weights of mean 1 over the fit's queries
-            per_query = per_query * weight
-            grad *= state.layout.expand(weight)
-        n = state.layout.n_queries
-        grad /= n
-        return float(per_query.sum() / n), grad
+        return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
+                          state.layout.expand)
+
+    def logit_form(self, state):
+        """The loss as an objective of per-query logits linear in the scores, or None.
+
+        For the fit loop: a loss over a fixed sample of ``k`` rankings per
+        query (LogRank's walk, BoltzRank) is a function of the logits
+        ``a_q C_q^T s_q`` of its samples, with integer coefficients ``C_q``
+        and one scale ``a_q`` per query; what it returns lets a linear model
+        fold ``C_q^T X_q`` once per fit. Losses without that form return
+        None (the default).
+
+        Parameters
+        ----------
+        state : LossState
+            From :meth:`prepare`.
+
+        Returns
+        -------
+        form : LogitForm or None
+            ``coef`` (``(n_rows, k)`` integers, sorted order of
+            ``state.layout``), ``scale`` (``(n_queries,)``) and
+            ``mean_value_and_grad(logits, queries=None)``, the loss of the
+            ``(n_queries, k)`` logits averaged (and weighted) over the
+            queries as :meth:`mean_value_and_grad` averages it, and its
+            gradient with respect to the logits.
+        """
+        return None
 
     def _prepare(self, y_sorted, layout, random_state):
         raise NotImplementedError
 
     def _value_and_grad(self, s_sorted, state):
         raise NotImplementedError
+
+
+def query_mean(per_query, grad, weight=None, expand=None):
+    """Mean of per-query losses (weighted) and their gradient scaled alike.
+
+    The one spelling of the averaging of :meth:`ListwiseLoss.mean_value_and_grad`.
+
+    Parameters
+    ----------
+    per_query : ndarray of shape (n_queries,)
+        Loss of each query.
+    grad : ndarray
+        Gradient of ``per_query.sum()``; scaled in place.
+    weight : ndarray of shape (n_queries,), default=None
+        Query weights (``state.per_query[QUERY_WEIGHT]``); None weighs
+        queries equally.
+    expand : callable, default=None
+        Maps ``weight`` to an array that broadcasts against ``grad`` (e.g.
+        :meth:`QueryLayout.expand` for a gradient over rows); needed with
+        ``weight``.
+
+    Returns
+    -------
+    loss : float
+        ``sum(weight * per_query) / n_queries``.
+    grad : ndarray
+        ``grad`` times ``weight / n_queries``, the same array.
+    """
+    if weight is not None:  # query weights of mean 1 over the fit's queries
+        per_query = per_query * weight
+        grad *= expand(weight)
+    n = len(per_query)
+    grad /= n
+    return float(per_query.sum() / n), grad
 
 
 def _check_finite_vector(name, values, n):

@@ -1,14 +1,16 @@
 """BoltzRank's expected gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
-from ._base import ListwiseLoss, LossState, _seed, query_bits, query_uniforms
+from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _seed, query_bits, query_uniforms
 from ._sampled import (
     SETUP_CELLS,
+    LogitForm,
     coefficient_dtype,
     cross_entropy,
     expected_gain,
@@ -222,25 +224,47 @@ class BoltzRankLoss(ListwiseLoss):
         return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
 
     def _value_and_grad(self, s_sorted, state):
-        per_query = state.per_query
+        return sample_objective(state.per_row["ranks"], state.per_query["scale"], s_sorted,
+                                state.layout, self._logit_objective(state), state.cache)
+
+    def logit_form(self, state):
+        """The loss as a function of the samples' logits :math:`-E(R|S)`.
+
+        See :meth:`ListwiseLoss.logit_form`: the logits of query ``q`` are
+        ``scale[q] * ranks_q^T s_q`` (the part of the energy common to every
+        sample dropped).
+
+        Parameters
+        ----------
+        state : LossState
+            From :meth:`prepare`.
+
+        Returns
+        -------
+        form : LogitForm
+        """
+        return LogitForm(state.per_row["ranks"], state.per_query["scale"],
+                         self._logit_objective(state), state.per_query.get(QUERY_WEIGHT))
+
+    def _logit_objective(self, state):
+        """The per-query objective of the sample logits (see :func:`sample_objective`)."""
+        return partial(self._sample_losses, state.per_query)
+
+    def _sample_losses(self, per_query, logits, queries):
+        """Losses of the queries ``queries`` and their gradients w.r.t. their logits."""
         weight = 0.0 if self.objective == "likelihood" else self.gain_weight
-
-        def objective(logits, queries):
-            log_prob, prob = log_softmax_rows(logits)
-            value, dlogits = cross_entropy(log_prob, prob, per_query["target"][queries])
-            if weight > 0:
-                gain, dgain = expected_gain(prob, per_query["gains"][queries])
-                value = (1.0 - weight) * value - weight * gain
-                dlogits *= 1.0 - weight
-                dlogits -= weight * dgain
-            keep = per_query["informative"][queries]
-            if not keep.all():
-                value = np.where(keep, value, 0.0)
-                dlogits[~keep] = 0.0
-            return value, dlogits
-
-        return sample_objective(state.per_row["ranks"], per_query["scale"], s_sorted,
-                                state.layout, objective, state.cache)
+        log_prob, prob = log_softmax_rows(logits)
+        value, dlogits = cross_entropy(log_prob, prob, per_query["target"][queries])
+        if weight > 0:
+            gain, dgain = expected_gain(prob, per_query["gains"][queries])
+            value = (1.0 - weight) * value - weight * gain
+            dlogits *= 1.0 - weight
+            dlogits -= weight * dgain
+        keep = per_query["informative"][queries]
+        if not keep.all():
+            value = np.where(keep, value, 0.0)
+            dlogits[~keep] = 0.0
+        return value, dlogits
 
 
 def gain_scorer(gain):

@@ -1,5 +1,6 @@
 """LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -7,8 +8,8 @@ from scipy.special import expit
 
 from ..metrics._ranking import check_relevance_threshold
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
-from ._base import ListwiseLoss, LossState, _mix, _seed, query_uniforms
-from ._sampled import coefficient_dtype, log_softmax_rows, sample_objective
+from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_uniforms
+from ._sampled import LogitForm, coefficient_dtype, log_softmax_rows, sample_objective
 
 OBJECTIVES = ("mle", "expgain", "l3", "convex")
 GAINS = ("auc", "map", "ndcg")
@@ -216,42 +217,69 @@ class LogRankLoss(ListwiseLoss):
     def _value_and_grad(self, s_sorted, state):
         if self.exact:
             return self._exact_value_and_grad(s_sorted, state)
-        per_query = state.per_query
+        return sample_objective(state.per_row["coef"], state.per_query["scale"], s_sorted,
+                                state.layout, self._logit_objective(state), state.cache)
+
+    def logit_form(self, state):
+        """The sampled objectives as functions of their logits; None for the exact sums.
+
+        See :meth:`ListwiseLoss.logit_form`. The logits of query ``q`` are
+        :math:`w \\cdot \\phi(x_q, y)` of its sampled rankings :math:`y`,
+        ``scale[q] * coef_q^T s_q`` (``scale`` is 0 for a query without a
+        (good, bad) pair).
+
+        Parameters
+        ----------
+        state : LossState
+            From :meth:`prepare`.
+
+        Returns
+        -------
+        form : LogitForm or None
+            None when the sums over rankings are the closed forms (the
+            ``"exact"`` sampler).
+        """
+        if self.exact:
+            return None
+        return LogitForm(state.per_row["coef"], state.per_query["scale"],
+                         self._logit_objective(state), state.per_query.get(QUERY_WEIGHT))
+
+    def _logit_objective(self, state):
+        """The per-query objective of the sample logits (see :func:`sample_objective`)."""
+        return partial(self._sample_losses, state.per_query)
+
+    def _sample_losses(self, per_query, logits, queries):
+        """Losses of the queries ``queries`` and their gradients w.r.t. their logits."""
         objective_name = self.objective
-
-        def objective(logits, queries):
-            valid = per_query["valid"][queries]
-            informative = per_query["informative"][queries]
-            masked = np.where(valid, logits, -np.inf)
-            if objective_name == "convex":
-                masked = masked + (1.0 - per_query["gains"][queries])
-            log_prob, prob = log_softmax_rows(masked)
-            if objective_name == "expgain":
-                # -log E[G] = lse(logits) - lse(logits + log G), in log space
-                # (G > 0 for the ideal ranking, sample 0)
+        valid = per_query["valid"][queries]
+        informative = per_query["informative"][queries]
+        masked = np.where(valid, logits, -np.inf)
+        if objective_name == "convex":
+            masked = masked + (1.0 - per_query["gains"][queries])
+        log_prob, prob = log_softmax_rows(masked)
+        if objective_name == "expgain":
+            # -log E[G] = lse(logits) - lse(logits + log G), in log space
+            # (G > 0 for the ideal ranking, sample 0)
+            gains = per_query["gains"][queries]
+            with np.errstate(divide="ignore"):
+                log_gain = np.log(gains)
+            log_q, q = log_softmax_rows(np.where(gains > 0, masked + log_gain, -np.inf))
+            value = log_q[:, 0] - log_prob[:, 0]
+            dlogits = prob - q
+        else:
+            # MLE and ConvexLoss: minus the log-probability of the ideal
+            # ranking (sample 0, Delta = 0) under the (loss-augmented) softmax
+            value = -log_prob[:, 0]
+            dlogits = prob.copy()
+            dlogits[:, 0] -= 1.0
+            if objective_name == "l3":
                 gains = per_query["gains"][queries]
-                with np.errstate(divide="ignore"):
-                    log_gain = np.log(gains)
-                log_q, q = log_softmax_rows(np.where(gains > 0, masked + log_gain, -np.inf))
-                value = log_q[:, 0] - log_prob[:, 0]
-                dlogits = prob - q
-            else:
-                # MLE and ConvexLoss: minus the log-probability of the ideal
-                # ranking (sample 0, Delta = 0) under the (loss-augmented) softmax
-                value = -log_prob[:, 0]
-                dlogits = prob.copy()
-                dlogits[:, 0] -= 1.0
-                if objective_name == "l3":
-                    gains = per_query["gains"][queries]
-                    mean = np.einsum("qk,qk->q", prob, gains)
-                    value += 1.0 - mean
-                    dlogits -= prob * (gains - mean[:, None])
-            value = np.where(informative, value, 0.0)
-            dlogits[~informative] = 0.0
-            return value, dlogits
-
-        return sample_objective(state.per_row["coef"], per_query["scale"], s_sorted,
-                                state.layout, objective, state.cache)
+                mean = np.einsum("qk,qk->q", prob, gains)
+                value += 1.0 - mean
+                dlogits -= prob * (gains - mean[:, None])
+        value = np.where(informative, value, 0.0)
+        dlogits[~informative] = 0.0
+        return value, dlogits
 
     def _exact_value_and_grad(self, s_sorted, state):
         """The closed forms over the relaxed space (AUC gain, or MLE)."""

@@ -20,9 +20,18 @@ per-query log-probabilities and its gradient: the logits of all samples of a
 query are one ``(m, k)`` matrix-vector product, and the gradient with
 respect to the scores is the transposed product, ``C_q (a_q \\, \\partial L /
 \\partial \\mathrm{logits}_q)``: :math:`O(k m)` per query.
+
+:class:`LogitForm` gives the same objective as a function of the ``(n_queries,
+k)`` logits themselves (:meth:`ListwiseLoss.logit_form`), for a fit loop that
+computes the logits another way (a linear model folds ``C_q^T X_q`` once per
+fit: :mod:`skrank._core._folded`).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from ._base import query_mean
 
 #: Float64 cells of coefficients converted at once (16 MiB); the queries are
 #: processed in chunks of at most this many ``rows x samples`` cells (a
@@ -75,6 +84,71 @@ def cross_entropy(log_prob, prob, target):
     ``target`` rows sum to one (a distribution over the samples).
     """
     return -np.einsum("qk,qk->q", target, log_prob), prob - target
+
+
+@dataclass(frozen=True)
+class LogitForm:
+    """A sampled loss as an objective of its logits (:meth:`ListwiseLoss.logit_form`).
+
+    The logits of query ``q`` are ``scale[q] * coef_q^T s_q``, with ``coef_q``
+    the rows of ``coef`` of the query's documents: linear in the scores, so
+    a linear model ``s = X w`` has logits ``scale[q] * (coef_q^T X_q) w``.
+
+    Parameters
+    ----------
+    coef : ndarray of int, shape (n_rows, k)
+        Coefficient of every row (sorted order of the state's layout) in
+        every sample.
+    scale : ndarray of shape (n_queries,)
+        Factor of each query's logits (0: the query's logits are 0 whatever
+        the scores).
+    objective : callable
+        ``objective(logits, queries)``, as :func:`sample_objective` takes it:
+        the per-query losses of the ``(len(queries), k)`` logits of the
+        queries ``queries`` (a slice or an array of query numbers) and their
+        gradients with respect to the logits.
+    weight : ndarray of shape (n_queries,) or None
+        Query weights of the state (``QUERY_WEIGHT``), or None.
+    """
+
+    coef: np.ndarray
+    scale: np.ndarray
+    objective: object
+    weight: np.ndarray = None
+
+    @property
+    def k(self):
+        """Number of samples per query."""
+        return self.coef.shape[1]
+
+    def mean_value_and_grad(self, logits, queries=None):
+        """The loss of some queries' logits, averaged over them, and its logit gradient.
+
+        Parameters
+        ----------
+        logits : ndarray of shape (n_selected, k)
+            Float64 logits of the queries ``queries``.
+        queries : slice or ndarray of int, default=None
+            Which queries of the state the rows of ``logits`` are; None
+            means all of them, in order.
+
+        Returns
+        -------
+        loss : float
+            Mean loss over the selected queries, weighted as
+            :meth:`ListwiseLoss.mean_value_and_grad` weighs it.
+        grad : ndarray of shape (n_selected, k)
+            Its gradient with respect to ``logits``.
+        """
+        if queries is None:
+            queries = slice(0, len(logits))
+        per_query, dlogits = self.objective(logits, queries)
+        weight = None if self.weight is None else self.weight[queries]
+        return query_mean(per_query, dlogits, weight, _column)
+
+
+def _column(weight):
+    return weight[:, None]
 
 
 def sample_logits(coef, scale, s_sorted, layout):
