@@ -431,3 +431,21 @@ def test_ranker_search_over_c_objective_and_gain(data):
     assert len(search.cv_results_["params"]) == 8
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.score(X, y, qid=qid) > 0.7
+
+
+def test_store_ranks_false_keeps_the_coefficients_without_the_ranks():
+    X, y, qid = make_ranking(n_queries=12, n_docs=(3, 15), n_levels=3, random_state=2)
+    layout = QueryLayout(qid)
+    full = LogRankLoss().prepare(y, layout, random_state=5)
+    lean = LogRankLoss(store_ranks=False).prepare(y, layout, random_state=5)
+    assert "ranks" in full.per_row and "ranks" not in lean.per_row
+    np.testing.assert_array_equal(lean.per_row["coef"], full.per_row["coef"])
+    for name, value in full.per_query.items():
+        np.testing.assert_array_equal(lean.per_query[name], value)
+    s = np.random.default_rng(0).normal(size=len(y))
+    assert LogRankLoss(store_ranks=False).value_and_grad(s, lean)[0] == pytest.approx(
+        LogRankLoss().value_and_grad(s, full)[0], rel=1e-15)
+    with pytest.raises(ValueError, match="store_ranks"):
+        LogRankLoss(store_ranks="yes")
+    # the ranker's fit asks for no ranks
+    assert LogRankRanker()._make_loss().store_ranks is False

@@ -18,8 +18,9 @@ RESTARTS = ("two", "graded")
 
 #: Probability that a restart of ``restart="two"`` is the ideal ranking (Fig. 5).
 IDEAL_RESTART = 0.9
-#: Cells of the ``chains x width`` arrays of one block of random walks.
-_WALK_CELLS = 2**20
+#: Cells of the ``chains x width`` arrays of one block of random walks (some
+#: 120 bytes of temporaries each: 30 MB, whatever the data's size).
+_WALK_CELLS = 2**18
 
 
 class LogRankLoss(ListwiseLoss):
@@ -70,6 +71,11 @@ class LogRankLoss(ListwiseLoss):
     relevance_threshold : float, default=1
         A document is good when its label is at least this (graded labels
         are thresholded), as for MAP in :mod:`skrank.metrics`.
+    store_ranks : bool, default=True
+        Keep the rank of every row in every sampled ranking in the prepared
+        state (``state.per_row["ranks"]``, for inspection). The objective
+        needs only the coefficients :math:`c_j(y)`; a ranker's fit passes
+        False and saves one small integer per row and sample.
 
     Notes
     -----
@@ -174,6 +180,7 @@ class LogRankLoss(ListwiseLoss):
         restart_skew=-10.0,
         normalize_pairs=True,
         relevance_threshold=1,
+        store_ranks=True,
     ):
         params = {
             "objective": objective, "gain": gain, "k": k, "sampler": sampler,
@@ -181,8 +188,11 @@ class LogRankLoss(ListwiseLoss):
             "restart_skew": restart_skew, "normalize_pairs": normalize_pairs,
             "relevance_threshold": relevance_threshold,
         }
-        validate_parameter_constraints(self._parameter_constraints, params, type(self).__name__)
+        validate_parameter_constraints(
+            {**self._parameter_constraints, "store_ranks": ["boolean"]},
+            {**params, "store_ranks": store_ranks}, type(self).__name__)
         check_relevance_threshold(relevance_threshold)
+        self.store_ranks = bool(store_ranks)
         self.objective, self.gain, self.k = objective, gain, int(k)
         self.n_samples, self.walk_length = int(n_samples), int(walk_length)
         self.restart, self.restart_skew = restart, float(restart_skew)
@@ -208,9 +218,11 @@ class LogRankLoss(ListwiseLoss):
             ranks, coef, gains, valid = walk_samples(
                 good, layout, n_pos, n_samples=self.n_samples, walk_length=self.walk_length,
                 restart=self.restart, restart_skew=self.restart_skew, gain=self.gain,
-                k=self.k, random_state=random_state,
+                k=self.k, random_state=random_state, store_ranks=self.store_ranks,
             )
-            per_row.update(ranks=ranks, coef=coef)
+            per_row["coef"] = coef
+            if self.store_ranks:
+                per_row["ranks"] = ranks
             per_query.update(gains=gains, valid=valid)
         return LossState(layout, per_row, per_query)
 
@@ -426,7 +438,7 @@ def restart_gains(n_pos, n_neg, gain, k, width):
 
 
 def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restart_skew, gain,
-                 k, random_state):
+                 k, random_state, store_ranks=True):
     """The fixed sample of rankings of every query (see :class:`LogRankLoss`).
 
     ``good`` marks the good rows (sorted order of ``layout``) and ``n_pos``
@@ -434,9 +446,10 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
 
     Returns
     -------
-    ranks : ndarray of int, shape (n_rows, n_samples + 1)
+    ranks : ndarray of int, shape (n_rows, n_samples + 1), or None
         Rank (1 = top) of every row (sorted order) in every ranking; ranking
-        0 is the ideal one (good documents first, in random order).
+        0 is the ideal one (good documents first, in random order). None
+        with ``store_ranks=False``.
     coef : ndarray of int, shape (n_rows, n_samples + 1)
         :math:`c_j(y)`: documents of the other class below minus above.
     gains : ndarray of shape (n_queries, n_samples + 1)
@@ -448,7 +461,7 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
     n_neg = layout.sizes - n_pos
     informative = (n_pos > 0) & (n_neg > 0)
     dtype = coefficient_dtype(layout.max_size)
-    ranks = np.zeros((layout.n_samples, n_chains), dtype=dtype)
+    ranks = np.zeros((layout.n_samples, n_chains), dtype=dtype) if store_ranks else None
     coef = np.zeros((layout.n_samples, n_chains), dtype=dtype)
     gains = np.ones((layout.n_queries, n_chains))
     valid = np.zeros((layout.n_queries, n_chains), dtype=bool)
@@ -468,7 +481,8 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
             restart_skew=restart_skew, gain=gain, k=k, random_state=random_state,
         )
         where = slots.ravel() if cells is None else slots[cells]
-        ranks[where] = r
+        if store_ranks:
+            ranks[where] = r
         coef[where] = c
         gains[queries], valid[queries] = g, v
     return ranks, coef, gains, valid

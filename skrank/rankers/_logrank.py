@@ -350,6 +350,11 @@ class LogRankRanker(NeuralRanker):
         # mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2 / C) / n_queries
         return 2.0 / (self.C * n_queries)
 
+    def _make_loss(self):
+        # the fit needs the samples' coefficients, not their ranks
+        return LogRankLoss(**{name: getattr(self, name) for name in self._loss_parameters},
+                           store_ranks=False)
+
     def _make_solver(self):
         return LBFGS(max_iter=self.max_iter, tol=self.tol, ftol=self.tol)
 
