@@ -491,3 +491,22 @@ def test_ranker_rejects_bad_parameters_by_name(split_data, params, match):
     (X, y, qid), _ = split_data
     with pytest.raises(ValueError, match=match):
         BoltzRankRanker(**params).fit(X, y, qid=qid)
+
+
+def test_tied_sort_keys_fall_back_to_row_order(rng, monkeypatch):
+    """Equal tie-breaks (a 32-bit collision, forced here) order rows as the stable sort does."""
+    import skrank.losses._boltzrank as boltzrank
+
+    qid = rng.permutation(np.repeat([3, 1, 2], [150, 90, 40]))
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    layout = QueryLayout(qid)
+    y_sorted = layout.to_sorted(y)
+    monkeypatch.setattr(boltzrank, "query_bits",
+                        lambda layout, seed, k: np.zeros((layout.n_samples, k), np.uint64))
+    ranks = boltzrank_samples(y_sorted, layout, 5, 0)
+    # the label-sorted sample: by label, then row order among equal labels
+    for lo, hi in zip(layout.offsets[:-1], layout.offsets[1:]):
+        order = np.lexsort((np.arange(hi - lo), -y_sorted[lo:hi]))
+        expected = np.empty(hi - lo, dtype=int)
+        expected[order] = np.arange(1, hi - lo + 1)
+        np.testing.assert_array_equal(ranks[lo:hi, 0], expected)

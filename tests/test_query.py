@@ -254,3 +254,27 @@ def test_blocks_budget_and_growth():
     assert [len(b.queries) for b in layout.blocks(max_cost=1.0)] == [1] * 6
     with pytest.raises(ValueError, match="growth must be at least 1"):
         layout.blocks(growth=0.5)
+
+
+@pytest.mark.parametrize("tiebreak", ["stable", "arbitrary", "labels"])
+def test_rank_order_of_rows_already_ranked(rng, tiebreak):
+    """Grouped rows whose scores fall inside every query: the identity (and the lexsort's)."""
+    sizes = [4, 1, 7, 3]
+    qid = np.repeat([2, 5, 6, 9], sizes)
+    layout = QueryLayout(qid)
+    s = np.concatenate([np.sort(rng.normal(size=m))[::-1] for m in sizes])
+    s[5:12] = [3.0, 2.0, 1.0, 0.0, -1.0, -2.0, -np.inf]  # a query reaching -inf
+    arg = rng.integers(0, 3, size=len(qid)) if tiebreak == "labels" else tiebreak
+    np.testing.assert_array_equal(layout.rank_order(s, tiebreak=arg), np.arange(len(qid)))
+    # a tie, a rise inside a query, or rows out of query order: not the identity
+    tied = s.copy()
+    tied[1] = tied[0]
+    stable = layout.rank_order(tied, tiebreak="stable")
+    np.testing.assert_array_equal(stable, np.lexsort((np.arange(len(qid)), -tied, qid)))
+    risen = s.copy()
+    risen[2] = risen[0] + 1.0
+    np.testing.assert_array_equal(layout.rank_order(risen, tiebreak="stable"),
+                                  np.lexsort((np.arange(len(qid)), -risen, qid)))
+    shuffled = QueryLayout(qid[::-1])
+    np.testing.assert_array_equal(shuffled.rank_order(s[::-1], tiebreak="stable"),
+                                  np.lexsort((np.arange(len(qid)), -s[::-1], qid[::-1])))

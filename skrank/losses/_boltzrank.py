@@ -285,13 +285,16 @@ def sample_gains(y_sorted, ranks, layout, scorer):
     ``-rank`` (no ties), by the scorer's metric and conventions.
     """
     k = ranks.shape[1]
-    # cells in (sample, query, row) order, so that the pseudo-queries come
-    # sorted (the scorer's layout needs no sort)
+    # cells in (sample, query, rank) order: the pseudo-queries come sorted and
+    # each one's labels ranked, so the metric neither groups nor sorts
     pseudo = (np.arange(k)[:, None] * layout.n_queries + layout.sorted_codes[None, :]).ravel()
-    labels = np.tile(y_sorted, k)
+    ranked = np.empty((k, layout.n_samples))
+    place = (layout.expand(layout.starts)[:, None] + ranks - 1).T
+    np.put_along_axis(ranked, place, np.broadcast_to(y_sorted, ranked.shape), axis=1)
+    labels = ranked.ravel()
+    scores = np.broadcast_to(-layout.index_in_query.astype(np.float64), ranked.shape).ravel()
     try:
-        values = scorer.score_predictions(labels, -ranks.T.astype(np.float64).ravel(),
-                                          qid=pseudo, average=False)
+        values = scorer.score_predictions(labels, scores, qid=pseudo, average=False)
     except ValueError as exc:
         raise ValueError(
             f"gain={scorer!r} cannot score the labels y: {exc} Pass a gain with "
@@ -374,7 +377,14 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     # sort every sample's column by (query, level descending, random tie-break)
     width = float(n_levels.max() + 1)
     key = (layout.sorted_codes[:, None] * width + (width - 1 - new)) + tie_u
-    order = np.argsort(key, axis=0, kind="stable")
+    # the keys are distinct but for a 32-bit tie-break collision (about one
+    # in 10^6 samples): the fast unstable sort, and the stable one (row
+    # order among equal keys) where a collision makes them differ
+    order = np.argsort(key, axis=0)
+    ranked = np.take_along_axis(key, order, axis=0)
+    if (ranked[1:] == ranked[:-1]).any():
+        order = np.argsort(key, axis=0, kind="stable")
+    del ranked
     dtype = coefficient_dtype(layout.max_size)
     ranks = np.empty(key.shape, dtype=dtype)
     place = (layout.index_in_query + 1).astype(dtype)
