@@ -618,6 +618,7 @@ def test_make_web_ranking_memory_is_about_x():
         (dict(label_shares=[[0.5, 0.5]]), r"label_shares=\[\[0.5, 0.5\]\]"),
         (dict(label_shares=[0.5, np.nan]), r"label_shares=\[0.5, nan\]"),
         (dict(label_shares="ab"), r"'label_shares' parameter.*Got 'ab'"),
+        (dict(label_shares=["a", "b"]), r"label_shares=\['a', 'b'\]"),
         (dict(noise=-1.0), r"'noise' parameter.*Got -1.0"),
         (dict(shuffle="yes"), r"'shuffle' parameter.*Got 'yes'"),
         (dict(dtype=np.int64), r"dtype=<class 'numpy.int64'>"),

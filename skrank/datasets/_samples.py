@@ -311,9 +311,13 @@ _WEB_LABEL_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
 
 def _check_label_shares(label_shares):
     """Validate ``label_shares``; return it as a float64 array."""
-    shares = np.asarray(label_shares, dtype=np.float64) if np.ndim(label_shares) == 1 else None
+    try:
+        shares = np.asarray(label_shares, dtype=np.float64)
+    except (TypeError, ValueError):  # e.g. strings
+        shares = None
     if (
         shares is None
+        or shares.ndim != 1
         or shares.size < 2
         or not np.all(np.isfinite(shares))
         or not np.all(shares > 0)
@@ -371,7 +375,7 @@ def make_web_ranking(
     r"""Generate synthetic queries shaped like the MSLR-WEB10K web-search data.
 
     The data have the shape of Microsoft's MSLR-WEB10K learning-to-rank set:
-    136 features, about 118 documents per query with a long tail of large
+    136 features, about 119 documents per query with a long tail of large
     queries, five relevance grades with half of the documents irrelevant, and
     rows not grouped by query. Labels come from the nonlinear latent score of
     :func:`make_ranking`, so the data are for timing and comparing rankers at
