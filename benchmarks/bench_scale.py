@@ -25,8 +25,8 @@ parent. Per ranker and size:
   the validation metric; for LogRank an L-BFGS iteration), ``(T - setup) /
   n_iter_`` of a fit of ``T`` seconds with ``n_init=1``, early stopping's
   patience out of reach and ``max_iter`` between 4 and 20, chosen so that
-  the epochs take about as long as the setup (the setup varies from fit to
-  fit and would swamp cheap epochs); for a GBDT one tree,
+  the epochs take about twice as long as the setup (the setup varies from
+  fit to fit and would swamp cheap epochs); for a GBDT one tree,
   ``(T(200 trees) - T(1 tree)) / 199``.
 * **setup s**: everything in ``fit`` before the first epoch (input checks,
   the holdout, the loss's preparation such as BoltzRank's rank samples, the
@@ -58,10 +58,11 @@ it is that of the peak bytes above ``X`` (not of their multiple of
 ``--long`` adds 50 queries of 3,000 documents (136 features, all 150,000
 rows train): s/epoch, setup and memory of every ranker, no default fit.
 
-Timings are medians of ``--repeat`` fits (default 1). Other work on the
-machine slows them, the multithreaded GBDTs most (their threads wait for
-each other): the load average is printed at the start and the end. Only public API is used,
-so the same script measures another checkout
+The short fits behind s/epoch and setup run at least 3 times, the default
+fits ``--repeat`` times (default 1); each figure is the median. Other work
+on the machine slows them, the multithreaded GBDTs most (their threads wait
+for each other): the load average is printed at the start and the end.
+Only public API is used, so the same script measures another checkout
 (``PYTHONPATH=/path/to/checkout python benchmarks/bench_scale.py``; the
 first line says which skrank was imported). Run with::
 
@@ -100,6 +101,7 @@ from skrank import (
 MEAN_QUERY_SIZE = float(np.exp(4.6 + 0.6**2 / 2))
 TRAIN_SHARE = 0.8
 MIN_EPOCHS, MAX_EPOCHS = 4, 20  # bounds of the epochs of the fit that times an epoch
+PROBES = 3  # at least this many short fits for s/epoch and setup (median)
 MEMORY_CAP = 2  # max_iter (GBDT: n_estimators) of the memory fits
 N_TREES = 200
 LONG_TREES = 20  # extra trees of the fit that times a tree in --long
@@ -212,12 +214,12 @@ def _time_task(name, folder, repeat, default_fit):
                **({"n_estimators": 1} if name in GBDT else {"max_iter": 1, "n_init": 1}))
     if name in SKRANK:
         setups, epochs = [], []
-        for _ in range(repeat):
+        for _ in range(max(repeat, PROBES)):
             setup, first = _setup_seconds(name, train)
-            # enough epochs that they take about as long as the setup, whose
-            # noise from fit to fit would otherwise swamp cheap epochs
+            # enough epochs that they take about twice as long as the setup,
+            # whose noise from fit to fit would otherwise swamp cheap epochs
             n = MIN_EPOCHS if setup is None else int(np.clip(
-                np.ceil(setup / max(first, 1e-3)), MIN_EPOCHS, MAX_EPOCHS))
+                np.ceil(2 * setup / max(first, 1e-3)), MIN_EPOCHS, MAX_EPOCHS))
             seconds, model = _timed_fit(name, train, max_iter=n, n_init=1,
                                         n_iter_no_change=1000)
             setups.append(setup)
@@ -234,13 +236,13 @@ def _time_task(name, folder, repeat, default_fit):
                   else model.predict(X_test))
         out["ndcg"] = float(ndcg_score(y_test, scores, qid=qid_test, k=10))
     if name in GBDT:
-        ones = [_timed_fit(name, train, n_estimators=1)[0] for _ in range(repeat)]
+        ones = [_timed_fit(name, train, n_estimators=1)[0] for _ in range(max(repeat, PROBES))]
         one = float(np.median(ones))
         if default_fit:
             out["epoch"] = (out["fit"] - one) / (N_TREES - 1)
         else:
             more = float(np.median([_timed_fit(name, train, n_estimators=1 + LONG_TREES)[0]
-                                    for _ in range(repeat)]))
+                                    for _ in range(max(repeat, PROBES))]))
             out["epoch"] = (more - one) / LONG_TREES
         out["setup"] = one - out["epoch"]
     return out
@@ -411,12 +413,13 @@ def environment(args):
     memory = ("capped fits (max_iter=2, n_init=1; GBDTs n_estimators=2), peak VmHWM above "
               "the loaded data / X_train.nbytes" if not args.skip_memory else "not measured")
     print("protocol: defaults + random_state=0; s/epoch = (fit - setup) / n_iter_ of a fit "
-          f"of {MIN_EPOCHS}-{MAX_EPOCHS} epochs (about the setup's time), n_init=1 (LogRank: per "
+          f"of {MIN_EPOCHS}-{MAX_EPOCHS} epochs (about twice the setup), n_init=1 (LogRank: per "
           "L-BFGS iteration; GBDTs: per tree); setup from verbose=1's first epoch line "
           "(GBDTs: 1-tree fit - s/tree); fit s, epochs (n_iter_; BoltzRank: of the best of "
           "its n_init=10 runs) and NDCG@10 (test queries) "
           f"of the default fit; memory: {memory}. GBDT fits include sorting the rows by "
-          f"query (a copy of X). Medians of {args.repeat} fit(s).")
+          f"query (a copy of X). Medians of {max(args.repeat, PROBES)} short fits and "
+          f"{args.repeat} default fit(s).")
 
 
 def main():
