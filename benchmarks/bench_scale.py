@@ -24,7 +24,8 @@ parent. Per ranker and size:
 * **s/epoch**: one epoch of a run (Adam's pass over the training queries and
   the validation metric; for LogRank an L-BFGS iteration), ``(T - setup) /
   n_iter_`` of a fit of ``T`` seconds with ``n_init=1``, early stopping's
-  patience out of reach and ``max_iter`` between 4 and 20, chosen so that
+  patience out of reach (LogRank: ``tol=0``, as its L-BFGS otherwise stops
+  after 4 or 5 iterations) and ``max_iter`` between 4 and 20, chosen so that
   the epochs take about twice as long as the setup (the setup varies from
   fit to fit and would swamp cheap epochs); for a GBDT one tree,
   ``(T(200 trees) - T(1 tree)) / 199``.
@@ -126,11 +127,7 @@ def _make(name, **overrides):
     """The ranker ``name`` at its benchmark defaults, with ``overrides``."""
     if name in SKRANK:
         cls, params = SKRANK[name]
-        ranker = cls(random_state=0, **params)
-        known = ranker.get_params()
-        if "n_iter_no_change" in overrides and "n_iter_no_change" not in known:
-            overrides = {k: v for k, v in overrides.items() if k != "n_iter_no_change"}
-        return ranker.set_params(**overrides)
+        return cls(random_state=0, **params).set_params(**overrides)
     if name == "LightGBM":
         from lightgbm import LGBMRanker
 
@@ -151,6 +148,17 @@ def _fit(name, model, X, y, qid):
         if name == "LightGBM":
             return model.fit(X, y, group=np.unique(qid, return_counts=True)[1])
         return model.fit(X, y, qid=qid)
+
+
+def _unstoppable(name):
+    """Overrides that keep a run of ``name`` going to ``max_iter``.
+
+    Early stopping's patience out of reach; without early stopping (LogRank)
+    no tolerance, though L-BFGS may still end when it can make no progress.
+    """
+    if "n_iter_no_change" in _make(name).get_params():
+        return {"n_iter_no_change": 1000}
+    return {"tol": 0.0}
 
 
 def _timed_fit(name, data, **overrides):
@@ -221,7 +229,7 @@ def _time_task(name, folder, repeat, default_fit):
             n = MIN_EPOCHS if setup is None else int(np.clip(
                 np.ceil(2 * setup / max(first, 1e-3)), MIN_EPOCHS, MAX_EPOCHS))
             seconds, model = _timed_fit(name, train, max_iter=n, n_init=1,
-                                        n_iter_no_change=1000)
+                                        **_unstoppable(name))
             setups.append(setup)
             epochs.append((seconds - (setup or 0.0)) / model.n_iter_)
         out["setup"] = None if None in setups else float(np.median(setups))
@@ -413,7 +421,8 @@ def environment(args):
     memory = ("capped fits (max_iter=2, n_init=1; GBDTs n_estimators=2), peak VmHWM above "
               "the loaded data / X_train.nbytes" if not args.skip_memory else "not measured")
     print("protocol: defaults + random_state=0; s/epoch = (fit - setup) / n_iter_ of a fit "
-          f"of {MIN_EPOCHS}-{MAX_EPOCHS} epochs (about twice the setup), n_init=1 (LogRank: per "
+          f"of {MIN_EPOCHS}-{MAX_EPOCHS} epochs (about twice the setup), n_init=1, patience out "
+          "of reach (LogRank: tol=0, per "
           "L-BFGS iteration; GBDTs: per tree); setup from verbose=1's first epoch line "
           "(GBDTs: 1-tree fit - s/tree); fit s, epochs (n_iter_; BoltzRank: of the best of "
           "its n_init=10 runs) and NDCG@10 (test queries) "
