@@ -25,9 +25,9 @@ parent. Per ranker and size:
   the validation metric; for LogRank an L-BFGS iteration), ``(T - setup) /
   n_iter_`` of a fit of ``T`` seconds with ``n_init=1``, early stopping's
   patience out of reach (LogRank: ``tol=0``, as its L-BFGS otherwise stops
-  after 4 or 5 iterations) and ``max_iter`` between 4 and 20, chosen so that
-  the epochs take about twice as long as the setup (the setup varies from
-  fit to fit and would swamp cheap epochs); for a GBDT one tree,
+  after 4 or 5 iterations) and ``max_iter`` between 4 and 200, chosen so
+  that the epochs take about 3 times as long as the setup (the setup varies
+  from fit to fit and would swamp cheap epochs); for a GBDT one tree,
   ``(T(200 trees) - T(1 tree)) / 199``.
 * **setup s**: everything in ``fit`` before the first epoch (input checks,
   the holdout, the loss's preparation such as BoltzRank's rank samples, the
@@ -101,7 +101,8 @@ from skrank import (
 #: Mean query size of make_web_ranking's defaults: exp(4.6 + 0.6 ** 2 / 2).
 MEAN_QUERY_SIZE = float(np.exp(4.6 + 0.6**2 / 2))
 TRAIN_SHARE = 0.8
-MIN_EPOCHS, MAX_EPOCHS = 4, 20  # bounds of the epochs of the fit that times an epoch
+MIN_EPOCHS, MAX_EPOCHS = 4, 200  # bounds of the epochs of the fit that times an epoch
+SETUP_MULTIPLE = 3  # ... whose epochs should last about this many setups
 PROBES = 3  # at least this many short fits for s/epoch and setup (median)
 MEMORY_CAP = 2  # max_iter (GBDT: n_estimators) of the memory fits
 N_TREES = 200
@@ -224,10 +225,11 @@ def _time_task(name, folder, repeat, default_fit):
         setups, epochs = [], []
         for _ in range(max(repeat, PROBES)):
             setup, first = _setup_seconds(name, train)
-            # enough epochs that they take about twice as long as the setup,
-            # whose noise from fit to fit would otherwise swamp cheap epochs
+            # enough epochs that they outlast the setup, whose noise from fit
+            # to fit would otherwise swamp cheap epochs; the fit then costs
+            # about (1 + SETUP_MULTIPLE) setups
             n = MIN_EPOCHS if setup is None else int(np.clip(
-                np.ceil(2 * setup / max(first, 1e-3)), MIN_EPOCHS, MAX_EPOCHS))
+                np.ceil(SETUP_MULTIPLE * setup / max(first, 1e-3)), MIN_EPOCHS, MAX_EPOCHS))
             seconds, model = _timed_fit(name, train, max_iter=n, n_init=1,
                                         **_unstoppable(name))
             setups.append(setup)
@@ -421,7 +423,8 @@ def environment(args):
     memory = ("capped fits (max_iter=2, n_init=1; GBDTs n_estimators=2), peak VmHWM above "
               "the loaded data / X_train.nbytes" if not args.skip_memory else "not measured")
     print("protocol: defaults + random_state=0; s/epoch = (fit - setup) / n_iter_ of a fit "
-          f"of {MIN_EPOCHS}-{MAX_EPOCHS} epochs (about twice the setup), n_init=1, patience out "
+          f"of {MIN_EPOCHS}-{MAX_EPOCHS} epochs (about {SETUP_MULTIPLE} times the setup), "
+          "n_init=1, patience out "
           "of reach (LogRank: tol=0, per "
           "L-BFGS iteration; GBDTs: per tree); setup from verbose=1's first epoch line "
           "(GBDTs: 1-tree fit - s/tree); fit s, epochs (n_iter_; BoltzRank: of the best of "
