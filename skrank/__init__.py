@@ -30,7 +30,13 @@ from . import (
     preprocessing,
     rankers,
 )
-from .datasets import load_letor, load_letor_fold, load_rank_sample, make_ranking
+from .datasets import (
+    load_letor,
+    load_letor_fold,
+    load_rank_sample,
+    make_ranking,
+    make_web_ranking,
+)
 from .metrics import (
     average_precision_score,
     dcg_score,
@@ -69,6 +75,7 @@ __all__ = [
     "losses",
     "make_ranking",
     "make_ranking_scorer",
+    "make_web_ranking",
     "map_score",
     "metrics",
     "model_selection",

@@ -15,6 +15,7 @@ from skrank.datasets import (
     load_letor_fold,
     load_rank_sample,
     make_ranking,
+    make_web_ranking,
 )
 
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "skrank" / "datasets" / "data"
@@ -449,6 +450,187 @@ def test_make_ranking_nonlinear_differs_from_linear():
 def test_make_ranking_rejects_bad_parameters(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         make_ranking(**kwargs)
+
+
+# --------------------------------------------------------------------------
+# make_web_ranking
+# --------------------------------------------------------------------------
+
+WEB_SHARES = [0.52, 0.32, 0.13, 0.02, 0.01]
+
+
+@pytest.mark.parametrize(
+    "dtype, expected",
+    [(np.float64, np.float64), (np.float32, np.float32), ("float32", np.float32),
+     (np.dtype("float64"), np.float64)],
+)
+def test_make_web_ranking_shapes_and_dtypes(dtype, expected):
+    X, y, qid = make_web_ranking(n_queries=30, dtype=dtype, random_state=0)
+    assert X.dtype == expected
+    assert X.shape[1] == 136
+    assert y.dtype == np.float64
+    assert qid.dtype == np.int64
+    assert y.shape == qid.shape == (X.shape[0],)
+    np.testing.assert_array_equal(np.unique(qid), np.arange(30))
+    assert np.all(np.isfinite(X))
+    assert set(np.unique(y).tolist()) <= set(range(5))
+
+
+def test_make_web_ranking_query_sizes_follow_the_lognormal():
+    mu, sigma = 4.6, 0.6
+    _, _, qid = make_web_ranking(n_queries=20000, n_features=1, random_state=0)
+    sizes = np.bincount(qid)
+    assert sizes.size == 20000
+    # E[size] = exp(mu + sigma^2 / 2) = 119.1 (clipping and rounding move it
+    # by less than 0.1); the standard error of the mean is 0.56.
+    expected_mean = np.exp(mu + sigma**2 / 2)
+    assert 117 < expected_mean < 121
+    assert abs(sizes.mean() - expected_mean) < 4 * sizes.std() / np.sqrt(sizes.size)
+    # Median exp(mu) = 99.5; the log of the sizes is N(mu, sigma) up to rounding.
+    assert abs(np.median(sizes) - np.exp(mu)) < 3
+    assert abs(np.log(sizes).std() - sigma) < 0.02
+    assert sizes.min() >= 2 and sizes.max() <= 900
+
+
+def test_make_web_ranking_clips_query_sizes():
+    _, _, qid = make_web_ranking(
+        n_queries=2000, n_features=1, n_docs=(50, 150), random_state=1
+    )
+    sizes = np.bincount(qid)
+    assert sizes.min() == 50 and sizes.max() == 150
+    # P(size <= 50) = P(z < (log 50.5 - 4.6) / 0.6) = 13 %; P(size >= 150) = 25 %
+    assert 0.10 < np.mean(sizes == 50) < 0.16
+    assert 0.21 < np.mean(sizes == 150) < 0.29
+
+
+@pytest.mark.parametrize(
+    "kwargs, size",
+    [(dict(n_docs=7), 7), (dict(n_docs_log_sigma=0.0), 99),
+     (dict(n_docs_log_sigma=0.0, n_docs=(2, 40)), 40)],
+)
+def test_make_web_ranking_fixed_query_size(kwargs, size):
+    _, _, qid = make_web_ranking(n_queries=20, n_features=2, random_state=0, **kwargs)
+    np.testing.assert_array_equal(np.bincount(qid), np.full(20, size))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_make_web_ranking_label_shares(dtype):
+    X, y, qid = make_web_ranking(
+        n_queries=1000, n_features=8, dtype=dtype, random_state=2
+    )
+    assert X.shape[0] > 100000
+    np.testing.assert_array_equal(y, np.round(y))
+    shares = np.bincount(y.astype(int), minlength=5) / y.size
+    # empirical quantile cuts: each share is exact up to a row per level
+    np.testing.assert_allclose(shares, WEB_SHARES, atol=5 / y.size)
+
+
+def test_make_web_ranking_custom_label_shares():
+    _, y, _ = make_web_ranking(
+        n_queries=200, n_features=4, label_shares=[0.2, 0.3, 0.5], random_state=3
+    )
+    np.testing.assert_array_equal(np.unique(y), [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(np.bincount(y.astype(int)) / y.size, [0.2, 0.3, 0.5],
+                               atol=3 / y.size)
+
+
+def test_make_web_ranking_labels_are_nonlinear_in_x():
+    """Noise-free labels depend on x beyond a linear score.
+
+    The least-squares linear fit of the noise-free labels explains only part
+    of them; adding the squares of the features (which can express the
+    ``(x @ v) ** 2`` term) explains much more.
+    """
+    X, y, _ = make_web_ranking(n_queries=300, n_features=4, noise=0.0, random_state=4)
+
+    def r2(design):
+        design = np.column_stack([np.ones(len(y)), design])
+        residual = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
+        return 1 - residual.var() / y.var()
+
+    X2 = np.column_stack([X] + [X[:, i] * X[:, j] for i in range(4) for j in range(i, 4)])
+    linear, quadratic = r2(X), r2(X2)
+    assert quadratic > linear + 0.1
+
+
+def test_make_web_ranking_is_deterministic():
+    kwargs = dict(n_queries=40, n_features=5)
+    first = make_web_ranking(random_state=3, **kwargs)
+    second = make_web_ranking(random_state=np.random.RandomState(3), **kwargs)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    other = make_web_ranking(random_state=4, **kwargs)
+    assert not np.array_equal(first[0][:10], other[0][:10])
+
+
+def test_make_web_ranking_shuffles_rows_across_queries():
+    kwargs = dict(n_queries=200, n_features=3, random_state=5)
+    X, y, qid = make_web_ranking(**kwargs)
+    X_g, y_g, qid_g = make_web_ranking(shuffle=False, **kwargs)
+    # grouped: contiguous queries in increasing order
+    assert np.all(np.diff(qid_g) >= 0)
+    np.testing.assert_array_equal(np.unique(qid_g), np.arange(200))
+    # shuffled: the same rows and labels, each query's rows scattered
+    np.testing.assert_array_equal(X, X_g)
+    np.testing.assert_array_equal(y, y_g)
+    np.testing.assert_array_equal(np.sort(qid), qid_g)
+    # neighbours share a query about as often as two random rows do
+    same_neighbour = np.mean(qid[1:] == qid[:-1])
+    sizes = np.bincount(qid)
+    by_chance = np.sum(sizes * (sizes - 1)) / (qid.size * (qid.size - 1))
+    assert same_neighbour < 3 * by_chance
+    # a query's first and last row lie far apart
+    first = np.array([np.flatnonzero(qid == q)[0] for q in range(5)])
+    last = np.array([np.flatnonzero(qid == q)[-1] for q in range(5)])
+    assert np.all(last - first > qid.size / 2)
+
+
+def test_make_web_ranking_memory_is_about_x():
+    """X is drawn in its own dtype: no float64 copy of a float32 X."""
+    import tracemalloc
+
+    kwargs = dict(n_queries=200, dtype=np.float32, random_state=0)
+    make_web_ranking(**kwargs)  # warm-up: first-call allocations
+    tracemalloc.start()
+    try:
+        X, _, _ = make_web_ranking(**kwargs)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # a float64 copy alone would be 2 * X.nbytes
+    assert X.nbytes > 5_000_000
+    assert peak < 1.5 * X.nbytes
+
+
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        (dict(n_queries=0), r"'n_queries' parameter.*Got 0"),
+        (dict(n_features=0), r"'n_features' parameter.*Got 0"),
+        (dict(n_docs=0), r"'n_docs' parameter.*Got 0"),
+        (dict(n_docs=(9, 3)), r"low <= high.*n_docs=\(9, 3\)"),
+        (dict(n_docs=(0, 3)), r"n_docs=\(0, 3\)"),
+        (dict(n_docs_log_mean=np.inf), r"'n_docs_log_mean' parameter.*Got inf"),
+        (dict(n_docs_log_sigma=-0.5), r"'n_docs_log_sigma' parameter.*Got -0.5"),
+        (dict(label_shares=[0.5, 0.6]), r"label_shares=\[0.5, 0.6\]"),
+        (dict(label_shares=[1.0]), r"label_shares=\[1.0\]"),
+        (dict(label_shares=[1.2, -0.2]), r"label_shares=\[1.2, -0.2\]"),
+        (dict(label_shares=[[0.5, 0.5]]), r"label_shares=\[\[0.5, 0.5\]\]"),
+        (dict(label_shares=[0.5, np.nan]), r"label_shares=\[0.5, nan\]"),
+        (dict(label_shares="ab"), r"'label_shares' parameter.*Got 'ab'"),
+        (dict(label_shares=["a", "b"]), r"label_shares=\['a', 'b'\]"),
+        (dict(noise=-1.0), r"'noise' parameter.*Got -1.0"),
+        (dict(shuffle="yes"), r"'shuffle' parameter.*Got 'yes'"),
+        (dict(dtype=np.int64), r"dtype=<class 'numpy.int64'>"),
+        (dict(dtype="float16"), r"dtype='float16'"),
+        (dict(dtype=None), r"dtype=None"),
+        (dict(dtype="no such type"), r"dtype='no such type'"),
+        (dict(random_state="seed"), r"'random_state' parameter.*Got 'seed'"),
+    ],
+)
+def test_make_web_ranking_rejects_bad_parameters(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        make_web_ranking(n_queries=kwargs.pop("n_queries", 3), **kwargs)
 
 
 def test_load_letor_qid_equals_sklearn_parser(shared_data):

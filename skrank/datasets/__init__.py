@@ -1,11 +1,12 @@
-"""Ranking data sets: LETOR file loaders, a bundled sample, a generator."""
+"""Ranking data sets: LETOR file loaders, a bundled sample, two generators."""
 
 from ._letor import load_letor, load_letor_fold
-from ._samples import load_rank_sample, make_ranking
+from ._samples import load_rank_sample, make_ranking, make_web_ranking
 
 __all__ = [
     "load_letor",
     "load_letor_fold",
     "load_rank_sample",
     "make_ranking",
+    "make_web_ranking",
 ]

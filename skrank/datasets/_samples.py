@@ -1,4 +1,4 @@
-"""Small ranking data sets: a bundled real sample and a synthetic generator."""
+"""Small ranking data sets: a bundled real sample and synthetic generators."""
 
 from numbers import Integral, Real
 from pathlib import Path
@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import Interval, StrOptions, validate_params
 
-__all__ = ["load_rank_sample", "make_ranking"]
+__all__ = ["load_rank_sample", "make_ranking", "make_web_ranking"]
 
 _DATA_DIR = Path(__file__).resolve().parent / "data"
 _RANK_SAMPLE_N_FEATURES = 300
@@ -295,21 +295,252 @@ def make_ranking(
     n_samples = qid.shape[0]
 
     X = rng.standard_normal((n_samples, n_features))
-    directions = rng.standard_normal((n_features, 3))
-    directions /= np.linalg.norm(directions, axis=0)
-    projections = X @ directions
-
-    latent = projections[:, 0].copy()
-    if nonlinear:
-        latent += 0.5 * np.sin(3.0 * projections[:, 1])
-        latent += 0.5 * projections[:, 2] ** 2
-    observed = latent + noise * rng.standard_normal(n_samples)
-
     level_share = 2.0 ** -np.arange(n_levels)
-    cumulative = np.cumsum(level_share / level_share.sum())[:-1]
-    thresholds = np.quantile(observed, cumulative)
-    y = np.searchsorted(thresholds, observed, side="right").astype(np.float64)
+    y, coef = _graded_labels(
+        X, rng, noise=noise, nonlinear=nonlinear, shares=level_share / level_share.sum()
+    )
 
     if return_coef:
-        return X, y, qid, directions[:, 0].copy()
+        return X, y, qid, coef
     return X, y, qid
+
+
+#: Label shares of MSLR-WEB10K (labels 0 .. 4), rounded to whole percents.
+_WEB_LABEL_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
+
+
+def _check_label_shares(label_shares):
+    """Validate ``label_shares``; return it as a float64 array."""
+    try:
+        shares = np.asarray(label_shares, dtype=np.float64)
+    except (TypeError, ValueError):  # e.g. strings
+        shares = None
+    if (
+        shares is None
+        or shares.ndim != 1
+        or shares.size < 2
+        or not np.all(np.isfinite(shares))
+        or not np.all(shares > 0)
+        or not np.isclose(shares.sum(), 1.0, rtol=0.0, atol=1e-6)
+    ):
+        raise ValueError(
+            "label_shares must be a 1-d sequence of at least two positive shares "
+            f"summing to 1, got label_shares={label_shares!r}."
+        )
+    return shares / shares.sum()
+
+
+def _check_float_dtype(dtype):
+    """Validate ``dtype``; return it as ``np.dtype('float32')`` or ``('float64')``."""
+    try:
+        # np.dtype(None) is float64: None is refused rather than read as a default
+        checked = None if dtype is None else np.dtype(dtype)
+    except TypeError:
+        checked = None
+    if checked is None or checked not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(
+            f"dtype must be np.float64 or np.float32, got dtype={dtype!r}."
+        )
+    return checked
+
+
+@validate_params(
+    {
+        "n_queries": [Interval(Integral, 1, None, closed="left")],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "n_docs": [Interval(Integral, 1, None, closed="left"), tuple],
+        "n_docs_log_mean": [Interval(Real, None, None, closed="neither")],
+        "n_docs_log_sigma": [Interval(Real, 0, None, closed="left")],
+        "label_shares": ["array-like"],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "shuffle": ["boolean"],
+        "dtype": "no_validation",  # checked by _check_float_dtype
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_web_ranking(
+    n_queries=100,
+    n_features=136,
+    *,
+    n_docs=(2, 900),
+    n_docs_log_mean=4.6,
+    n_docs_log_sigma=0.6,
+    label_shares=_WEB_LABEL_SHARES,
+    noise=1.0,
+    shuffle=True,
+    dtype=np.float64,
+    random_state=None,
+):
+    r"""Generate synthetic queries shaped like the MSLR-WEB10K web-search data.
+
+    The data have the shape of Microsoft's MSLR-WEB10K learning-to-rank set:
+    136 features, about 119 documents per query with a long tail of large
+    queries, five relevance grades with half of the documents irrelevant, and
+    rows not grouped by query. Labels come from the nonlinear latent score of
+    :func:`make_ranking`, so the data are for timing and comparing rankers at
+    scale, not a stand-in for the real judgements.
+
+    Parameters
+    ----------
+    n_queries : int, default=100
+        Number of queries. MSLR-WEB10K has 10,000 (about 1.2 million rows).
+
+    n_features : int, default=136
+        Number of features, independent standard normal.
+
+    n_docs : int or tuple of (int, int), default=(2, 900)
+        Bounds ``(low, high)`` of the documents per query: the drawn sizes
+        are clipped to ``low .. high``. An int gives every query that many
+        documents.
+
+    n_docs_log_mean : float, default=4.6
+        Mean of the logarithm of the query sizes before rounding and
+        clipping.
+
+    n_docs_log_sigma : float, default=0.6
+        Standard deviation of the logarithm of the query sizes. ``0`` gives
+        every query ``round(exp(n_docs_log_mean))`` documents (clipped).
+
+    label_shares : array-like of shape (n_levels,), default=(0.52, 0.32, 0.13, 0.02, 0.01)
+        Fraction of all rows that get label ``0, 1, ..., n_levels - 1``:
+        positive, at least two, summing to 1. The default is MSLR-WEB10K's
+        label distribution.
+
+    noise : float, default=1.0
+        Standard deviation of the Gaussian noise added to the latent score
+        before it is cut into labels. The default makes the noise about as
+        large as the signal, so that no ranker comes near NDCG 1.
+
+    shuffle : bool, default=True
+        Rows in random order. With ``False`` the rows of each query are
+        contiguous, queries in increasing order.
+
+    dtype : {np.float64, np.float32}, default=np.float64
+        Data type of ``X``. ``X`` is drawn directly in this type (a float32
+        ``X`` is not a cast of a float64 one, and its values differ).
+
+    random_state : int, RandomState instance or None, default=None
+        Seed of the data. It is passed to
+        :func:`sklearn.utils.check_random_state`, and the resulting
+        ``RandomState`` seeds a :class:`numpy.random.Generator` (PCG64) that
+        makes every draw. Pass an int for the same data on every call.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Features of type ``dtype``, independent standard normal.
+
+    y : ndarray of shape (n_samples,)
+        Relevance labels ``0 .. n_levels - 1`` as float64.
+
+    qid : ndarray of shape (n_samples,)
+        Query index ``0 .. n_queries - 1`` of each row, int64.
+
+    See Also
+    --------
+    make_ranking : Synthetic queries of a given size, linear or nonlinear score.
+    load_letor : Load MSLR-WEB10K itself (LETOR format) from disk.
+
+    Notes
+    -----
+    Draws are made in this order: the query sizes, ``X``, the directions and
+    the noise of the latent score, then (with ``shuffle=True``) a permutation
+    of the rows.
+
+    *Query sizes.* Each of the ``n_queries`` sizes is
+    :math:`\operatorname{round}(e^{\mu + \sigma z})`, :math:`z \sim N(0, 1)`,
+    clipped to ``n_docs``, with :math:`\mu` = ``n_docs_log_mean`` and
+    :math:`\sigma` = ``n_docs_log_sigma``. With the defaults the mean size is
+    :math:`e^{\mu + \sigma^2/2} \approx 119` documents (clipping changes it by
+    less than 0.1), the median :math:`e^{\mu} \approx 99`, and one query in a
+    hundred has more than :math:`e^{\mu + 2.33\sigma} \approx 400`.
+
+    *Labels.* They are those of :func:`make_ranking` with
+    ``nonlinear=True``: with unit directions :math:`w, u, v` drawn at random,
+    the observed score of a row is
+
+    .. math::
+
+        s = x^\top w + \tfrac12 \sin(3\, x^\top u) + \tfrac12 (x^\top v)^2
+            + \sigma_\varepsilon \varepsilon ,
+
+    :math:`\sigma_\varepsilon` = ``noise``, :math:`\varepsilon \sim N(0, 1)`,
+    and the labels cut :math:`s` at its empirical quantiles over all rows, so
+    that label :math:`l` gets the share ``label_shares[l]`` of the rows (up to
+    one row per level). The score of a row does not depend on its query: a
+    query's labels are a sample of the global mix, and about 1 % of the
+    documents of every query are perfect.
+
+    *Shuffle.* Rows are independent, so shuffling is done by permuting
+    ``qid``: with the same ``random_state``, ``shuffle=True`` returns the
+    same ``X`` and ``y`` as ``shuffle=False`` and a permuted ``qid``.
+
+    *Memory and time.* ``X`` is drawn in place in its final type; besides it
+    the generator holds a few arrays of one value per row, so its peak memory
+    is below 1.5 times ``X.nbytes`` for ``n_features`` of 30 or more in float32
+    (about 1.1 times in float64 with 136 features). 800,000 rows of 136
+    features take a few seconds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrank.datasets import make_web_ranking
+    >>> X, y, qid = make_web_ranking(n_queries=50, random_state=0)
+    >>> X.shape[1], X.dtype, y.dtype, qid.dtype
+    (136, dtype('float64'), dtype('float64'), dtype('int64'))
+    >>> sizes = np.bincount(qid)
+    >>> sizes.size, int(sizes.sum()) == X.shape[0], int(sizes.min()) >= 2
+    (50, True, True)
+    >>> sorted(set(y.tolist()))
+    [0.0, 1.0, 2.0, 3.0, 4.0]
+    >>> X32, y32, qid32 = make_web_ranking(n_queries=5, n_docs=4, n_features=3,
+    ...                                    shuffle=False, dtype=np.float32,
+    ...                                    random_state=0)
+    >>> X32.dtype, qid32
+    (dtype('float32'), array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4]))
+    """
+    low, high = _check_n_docs(n_docs)
+    shares = _check_label_shares(label_shares)
+    dtype = _check_float_dtype(dtype)
+
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
+    rng = np.random.default_rng(seed)
+
+    sizes = rng.lognormal(n_docs_log_mean, n_docs_log_sigma, size=n_queries)
+    sizes = np.clip(np.rint(sizes), low, high).astype(np.int64)
+    qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+
+    X = np.empty((qid.shape[0], n_features), dtype=dtype)
+    rng.standard_normal(out=X, dtype=dtype)
+    y, _ = _graded_labels(X, rng, noise=noise, nonlinear=True, shares=shares)
+
+    if shuffle:
+        rng.shuffle(qid)
+    return X, y, qid
+
+
+def _graded_labels(X, rng, *, noise, nonlinear, shares):
+    """Labels of the rows of ``X`` cut from a latent score; see make_ranking's Notes.
+
+    Draws the three directions ``w``, ``u``, ``v`` and then the noise from
+    ``rng``; level ``l`` gets the fraction ``shares[l]`` of the rows (the cuts
+    are empirical quantiles of the observed score). ``X`` may be float32; the
+    score is computed in float64 from its three projections. Returns the
+    float64 labels and the unit vector ``w``.
+    """
+    n_samples, n_features = X.shape
+    directions = rng.standard_normal((n_features, 3))
+    directions /= np.linalg.norm(directions, axis=0)
+    projections = np.asarray(X @ directions.astype(X.dtype, copy=False), dtype=np.float64)
+
+    observed = projections[:, 0].copy()
+    if nonlinear:
+        observed += 0.5 * np.sin(3.0 * projections[:, 1])
+        observed += 0.5 * projections[:, 2] ** 2
+    del projections
+    observed += noise * rng.standard_normal(n_samples)
+
+    thresholds = np.quantile(observed, np.cumsum(shares)[:-1])
+    y = np.searchsorted(thresholds, observed, side="right").astype(np.float64)
+    return y, directions[:, 0].copy()
