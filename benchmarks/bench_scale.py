@@ -30,14 +30,14 @@ parent. Per ranker and size:
   from fit to fit and would swamp cheap epochs); for a GBDT one tree,
   ``(T(200 trees) - T(1 tree)) / 199``.
 * **setup s**: everything in ``fit`` before the first epoch (input checks,
-  the holdout, the loss's preparation such as BoltzRank's rank samples, the
-  grouping copy of shuffled rows). A fit with ``max_iter=1, n_init=1,
+  the holdout, the loss's preparation such as BoltzRank's rank samples,
+  LogRank's folded sample rows). A fit with ``max_iter=1, n_init=1,
   verbose=1`` prints after its first epoch the seconds since its run started;
   the setup is the time from calling ``fit`` to that start, read from when the
   line was written (the line gives the seconds to 0.01, so the setup is
   known to about 0.005 s). For a GBDT, ``T(1 tree) - s/tree``.
 * **fit s**: a fit with the defaults (early stopping, ``n_init``, ``max_iter``
-  as shipped; BoltzRank runs ``n_init=10`` restarts), and **epochs**, its
+  as shipped; BoltzRank runs ``n_init=3`` restarts), and **epochs**, its
   ``n_iter_`` (of the kept run).
 * **mem64, mem32**: peak memory of ``fit`` above ``X``, as a multiple of the
   training ``X.nbytes``, for float64 and for float32 ``X``: the child loads
