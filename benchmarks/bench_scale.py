@@ -428,7 +428,7 @@ def environment(args):
           "of reach (LogRank: tol=0, per "
           "L-BFGS iteration; GBDTs: per tree); setup from verbose=1's first epoch line "
           "(GBDTs: 1-tree fit - s/tree); fit s, epochs (n_iter_; BoltzRank: of the best of "
-          "its n_init=10 runs) and NDCG@10 (test queries) "
+          "its n_init runs) and NDCG@10 (test queries) "
           f"of the default fit; memory: {memory}. GBDT fits include sorting the rows by "
           f"query (a copy of X). Medians of {max(args.repeat, PROBES)} short fits and "
           f"{args.repeat} default fit(s).")
