@@ -395,8 +395,11 @@ class MLPNetwork:
 
 
 #: Default memory budget of :class:`PairwiseNetwork`, in float64 cells of its
-#: arrays over the pairs of documents (2**22 cells: 32 MiB).
-PAIRWISE_MAX_CELLS = 2**22
+#: arrays over the pairs of documents (2**20 cells: 8 MiB): a forward pass
+#: whose hidden units of all pairs fit keeps them for the backward pass (a
+#: mini-batch of a few queries of ordinary size); a larger one recomputes
+#: them there.
+PAIRWISE_MAX_CELLS = 2**20
 
 # Most cells of the pair arrays computed at once: small enough for the CPU
 # caches (1 MiB an array), large enough that numpy's per-call overhead is small.

@@ -19,8 +19,8 @@ RESTARTS = ("two", "graded")
 #: Probability that a restart of ``restart="two"`` is the ideal ranking (Fig. 5).
 IDEAL_RESTART = 0.9
 #: Cells of the ``chains x width`` arrays of one block of random walks (some
-#: 120 bytes of temporaries each: 30 MB, whatever the data's size).
-_WALK_CELLS = 2**18
+#: 120 bytes of temporaries each: 8 MB, whatever the data's size).
+_WALK_CELLS = 2**16
 
 
 class LogRankLoss(ListwiseLoss):
