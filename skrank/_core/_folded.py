@@ -37,8 +37,8 @@ from ._networks import LinearNetwork
 FOLD_RATIO = 1.0
 #: Cells gathered at once while folding: the chunk's rows of ``X`` and their
 #: coefficients, ``rows x (n_features + k)`` (a single larger query is folded
-#: on its own).
-MAX_CELLS = 2**21
+#: on its own); 4 MB of float64.
+MAX_CELLS = 2**19
 
 
 def make_objective(network, loss, state, y, X, rows, alpha):
