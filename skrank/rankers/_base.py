@@ -196,7 +196,7 @@ class BaseRanker(BaseEstimator):
         # act as repeated queries)
         n_effective = train_layout.n_queries if weights is None else float(weights[train].sum())
         alpha = self._penalty_strength(settings, n_effective)
-        objective = self._make_objective(network, loss, state, y_train, X, rows, alpha)
+        objective = make_objective(network, loss, state, y_train, X, rows, alpha)
         stopping = StoppingRule(
             tol=settings.tol,
             n_iter_no_change=settings.n_iter_no_change,
@@ -241,10 +241,6 @@ class BaseRanker(BaseEstimator):
                 ConvergenceWarning,
             )
         return self
-
-    def _make_objective(self, network, loss, state, y, X, rows, alpha):
-        """What the solvers minimise (see :func:`skrank._core._folded.make_objective`)."""
-        return make_objective(network, loss, state, y, X, rows, alpha)
 
     def _is_fitted(self):
         return hasattr(self, "coef_") or hasattr(self, "coefs_")
