@@ -247,15 +247,9 @@ class SoftRankRanker(NeuralRanker):
     gradient. It helps on short queries (the sample), so it is an option to
     tune, not a default.
 
-    *float32.* A float32 ``X`` (dense or sparse) is used as it is, never
-    copied to float64: the network's products and activations run in
-    float32, and ``predict`` returns float32 scores for float32 rows. The
-    loss is computed on float64 scores (one number per row), and the
-    weights, their gradient and the solver's state stay float64 (L-BFGS
-    needs them). Other dtypes are converted to float64. The weights of a
-    float32 fit differ from a float64 fit's by rounding, which many
-    stochastic steps can amplify; its ranking quality is the same (tested
-    on the bundled sample).
+    *float32.* A float32 ``X`` is kept as float32 (the network runs in it,
+    ``predict`` returns it); the loss, the weights and the solver stay
+    float64. See :ref:`float32-data`.
 
     References
     ----------
