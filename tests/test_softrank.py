@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import norm
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -243,6 +243,60 @@ def test_normal_path_by_chunks_of_targets_equals_the_half_pairs(rng, monkeypatch
     assert_allclose(value_c, value, rtol=1e-12)
     assert_allclose(grad_c, grad, rtol=1e-9, atol=1e-14)
     assert np.abs(grad).max() > 1e-4  # not trivially zero
+
+
+@pytest.mark.parametrize("spread", [0.02, 1.0, 30.0, 1e4])
+@pytest.mark.parametrize("options", [{}, {"truncation": 10, "discount_alpha": 0.3},
+                                     {"sigma": 0.05}], ids=repr)
+def test_normal_path_on_a_band_of_sorted_pairs_equals_the_half_pairs(rng, monkeypatch,
+                                                                     options, spread):
+    """Spread-out scores take only the pairs within the band of each document, sorted by
+    score: the same loss and gradient as every pair (to the decided pairs' 1e-17); ties,
+    padding, one-document queries and differences beyond the largest float included."""
+    y, s, qid = _queries(rng, [40, 33, 23, 19, 1])
+    s *= spread
+    s[qid == qid[0]] = np.round(s[qid == qid[0]])  # ties within a query
+    if spread == 1e4:
+        s[np.flatnonzero(qid == 8)[:2]] = [1e308, -1e308]
+    loss = SoftRankLoss(rank_distribution="normal", **options)
+    calls = []
+    banded = _softrank._normal_banded
+    monkeypatch.setattr(_softrank, "_normal_banded",
+                        lambda *args: calls.append(args[-1]) or banded(*args))
+    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", np.inf)
+    value_b, grad_b = _value_and_grad(loss, y, s, qid)
+    assert calls and (spread < 1 or min(calls) < 40 // 2)  # a band narrower than a half
+    if spread == 1e4:
+        assert max(calls) <= 2  # documents far apart: almost no pair is undecided
+    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", -1.0)
+    n_calls = len(calls)
+    value, grad = _value_and_grad(loss, y, s, qid)
+    assert len(calls) == n_calls  # the half pairs
+    assert np.isfinite(value_b) and np.isfinite(grad_b).all()
+    assert_allclose(value_b, value, rtol=1e-13)
+    assert_allclose(grad_b, grad, rtol=1e-10, atol=1e-13 * np.abs(grad).max())
+    if spread <= 30:
+        assert np.abs(grad).max() > 1e-4  # not trivially zero
+
+
+def test_score_band_counts_the_undecided_followers(rng, monkeypatch):
+    """The widest band of a block: the most documents within ``reach`` after one in
+    descending order of score (ties and padding included), brute force."""
+    W = 37
+    s = np.round(rng.normal(size=(4, W)) * 3, 1)
+    sizes = np.array([37, 30, 17, 2])
+    valid = np.arange(W) < sizes[:, None]
+    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", np.inf)
+    for reach in [0.0, 0.1, 0.5, 2.0, 100.0]:
+        order, t, K = _softrank._score_band(s, valid, reach)
+        top = [np.sort(s[b, :n])[::-1] for b, n in enumerate(sizes)]
+        assert K == max(int((t_[p + 1:] >= t_[p] - reach).sum())
+                        for t_ in top for p in range(len(t_)))
+        assert_array_equal(t[valid], np.concatenate(top))
+        assert_array_equal(np.take_along_axis(s, order, axis=1)[valid], t[valid])
+        assert (t[~valid] == -np.inf).all()
+    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", 0.5)
+    assert _softrank._score_band(s, valid, 100.0) is None  # too wide: the half pairs
 
 
 @pytest.mark.parametrize("budget", [1, 50, 500, 3000])
