@@ -561,7 +561,9 @@ def _score_band(s, valid, reach):
     documents of every query by descending score (padding last, ``-inf``)
     and ``K`` the most documents that follow one document within ``reach``
     of its score (its undecided pairs); or None where the band is too wide
-    for :func:`_normal_banded` to pay (:data:`BAND_MAX_FRACTION`).
+    for :func:`_normal_banded` to pay (:data:`BAND_MAX_FRACTION`). The real
+    documents of a block's row come first (:meth:`QueryLayout.blocks` pads
+    at the end), so ``valid`` is also their mask in sorted order.
     """
     B, W = s.shape
     if W < BAND_MIN_WIDTH:
