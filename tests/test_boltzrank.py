@@ -141,6 +141,33 @@ def test_queries_of_one_label_get_random_permutations():
     assert len({tuple(col) for col in ranks[:5].T}) > 10  # ties broken at random
 
 
+@pytest.mark.parametrize("tie_bits", [0, 3])
+def test_samples_with_few_random_bits_still_sort_by_level_then_row(rng, monkeypatch,
+                                                                   tie_bits):
+    """Fewer random tie-break bits (when a chunk needs them for the query number, the
+    level and the place): every sample is still a permutation ordered by its levels, the
+    label-sorted one by label, and its ties fall to row order where no bit is left."""
+    import skrank.losses._boltzrank as boltzrank
+
+    qid = rng.permutation(np.repeat([4, 9, 1], [30, 17, 12]))
+    y = rng.integers(0, 4, size=qid.size).astype(float)
+    layout = QueryLayout(qid)
+    y_sorted = layout.to_sorted(y)
+    key_bits = boltzrank._key_bits
+    monkeypatch.setattr(boltzrank, "_key_bits",
+                        lambda *args: (key_bits(*args)[0], tie_bits, key_bits(*args)[2]))
+    ranks = boltzrank_samples(y_sorted, layout, 25, 0)
+    for a, b in zip(layout.offsets[:-1], layout.offsets[1:]):
+        np.testing.assert_array_equal(np.sort(ranks[a:b], axis=0),
+                                      np.repeat(np.arange(1, b - a + 1)[:, None], 25, axis=1))
+        first = np.argsort(ranks[a:b, 0])
+        assert (np.diff(y_sorted[a:b][first]) <= 0).all()
+        if tie_bits == 0:  # equal labels in row order
+            np.testing.assert_array_equal(first, np.lexsort((np.arange(b - a), -y_sorted[a:b])))
+    assert key_bits(3000, 5, 900) == (3, 32, 10)
+    assert key_bits(2**20, 2**10, 2**14) == (10, 20, 14)  # 20 + 10 + 14 + 20
+
+
 def test_rank_dtype_is_the_smallest_that_holds_the_query():
     assert coefficient_dtype(100) == np.int8
     assert coefficient_dtype(200) == np.int16
@@ -494,7 +521,8 @@ def test_ranker_rejects_bad_parameters_by_name(split_data, params, match):
 
 
 def test_tied_sort_keys_fall_back_to_row_order(rng, monkeypatch):
-    """Equal tie-breaks (a 32-bit collision, forced here) order rows as the stable sort does."""
+    """Equal tie-breaks (a 32-bit collision, forced here) order rows by their place in the
+    query, as a stable sort does."""
     import skrank.losses._boltzrank as boltzrank
 
     qid = rng.permutation(np.repeat([3, 1, 2], [150, 90, 40]))
@@ -502,7 +530,8 @@ def test_tied_sort_keys_fall_back_to_row_order(rng, monkeypatch):
     layout = QueryLayout(qid)
     y_sorted = layout.to_sorted(y)
     monkeypatch.setattr(boltzrank, "query_bits",
-                        lambda layout, seed, k: np.zeros((layout.n_samples, k), np.uint64))
+                        lambda layout, seed, k, draws_first: np.zeros((k, layout.n_samples),
+                                                                      np.uint64))
     ranks = boltzrank_samples(y_sorted, layout, 5, 0)
     # the label-sorted sample: by label, then row order among equal labels
     for lo, hi in zip(layout.offsets[:-1], layout.offsets[1:]):

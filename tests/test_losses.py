@@ -7,6 +7,7 @@ from scipy.special import log_softmax, softmax
 
 from skrank._query import QueryLayout
 from skrank.losses import LOSSES, BoltzRankLoss, ListNetLoss, query_uniforms
+from skrank.losses._base import query_bits
 from skrank.metrics import make_ranking_scorer
 
 LOSS_NAMES = sorted(LOSSES)
@@ -252,6 +253,11 @@ def test_query_uniforms_depend_only_on_seed_query_and_place(rng, ids):
     keep = np.isin(qid, names[[0, 2]])
     np.testing.assert_array_equal(query_uniforms(QueryLayout(qid[keep]), 3, 4),
                                   base[np.isin(QueryLayout(qid).to_sorted(qid), names[[0, 2]])])
+    # the bits behind them, transposed on request (one draw per row of the result)
+    bits = query_bits(QueryLayout(shuffled), 3, 4)
+    np.testing.assert_array_equal((bits >> np.uint64(11)) * 2.0**-53, base)
+    np.testing.assert_array_equal(query_bits(QueryLayout(shuffled), 3, 4, draws_first=True),
+                                  bits.T)
     # another seed, other draws; a RandomState seed is one draw from it
     assert not np.allclose(query_uniforms(QueryLayout(qid), 4, 4), base)
     seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max)

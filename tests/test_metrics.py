@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import dcg_score as sk_dcg_score
 from sklearn.metrics import ndcg_score as sk_ndcg_score
 
+from skrank._query import QueryLayout
 from skrank.datasets import load_letor
 from skrank.metrics import (
     average_precision_score,
@@ -25,6 +26,7 @@ from skrank.metrics import (
     ndcg_score,
     precision_at_k,
 )
+from skrank.metrics._ranking import ndcg_of_ranks
 
 METRICS = [ndcg_score, dcg_score, average_precision_score, precision_at_k]
 
@@ -429,3 +431,36 @@ def test_relevance_threshold_must_be_finite(func):
 
 def test_numpy_integer_cutoff_accepted():
     assert ndcg_score([1, 0], [0.2, 0.1], qid=[0, 0], k=np.int64(1)) == 1.0
+
+
+@pytest.mark.parametrize("k", [None, 1, 3, 10])
+@pytest.mark.parametrize("conventions", [
+    {}, {"convention": "letor"}, {"gain": "linear", "discount": "letor"},
+    {"no_relevant": 0.5, "short_queries": "zero"}, {"no_relevant": "skip"},
+    {"convention": "sklearn"},
+], ids=repr)
+def test_ndcg_of_ranks_is_ndcg_score_of_each_ranking(rng, k, conventions):
+    """Many strict rankings of the same queries at once (BoltzRank's gains): the value
+    ndcg_score gives each ranking as a query of its own, ranked by minus its ranks;
+    rows interleaved, a query without a relevant document, queries shorter than k."""
+    sizes = [7, 1, 4, 12]
+    qid = rng.permutation(np.repeat([30, 10, 20, 40], sizes))
+    y = rng.integers(0, 4, size=qid.size).astype(float)
+    y[qid == 20] = 0.0
+    layout = QueryLayout(qid)
+    y_sorted = layout.to_sorted(y)
+    n_rankings = 6
+    ranks = np.concatenate([
+        np.column_stack([rng.permutation(n) + 1 for _ in range(n_rankings)])
+        for n in layout.sizes])
+    got = ndcg_of_ranks(y_sorted, ranks, layout, k=k, **conventions)
+    assert got.shape == (layout.n_queries, n_rankings)
+    sorted_qid = layout.to_sorted(qid)
+    for s in range(n_rankings):
+        expected = ndcg_score(y_sorted, -ranks[:, s].astype(float), qid=sorted_qid, k=k,
+                              average=False, **conventions)
+        np.testing.assert_allclose(got[:, s], expected, rtol=1e-14, atol=1e-15)
+    if conventions.get("no_relevant") == "skip":
+        no_relevant = np.flatnonzero(layout.unique_qid == 20)[0]
+        assert np.isnan(got[no_relevant]).all()
+        assert not np.isnan(np.delete(got, no_relevant, axis=0)).any()

@@ -282,10 +282,13 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 def _mix(x):
     """The splitmix64 finaliser: a bijective scrambling of uint64 values."""
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    x = x + _GOLDEN  # a new array (or scalar): the rest works in place
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def _query_keys(unique_qid):
@@ -336,11 +339,13 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def query_bits(layout, random_state, n_draws, *, per_query=False):
+def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=False):
     """The 64 random bits behind :func:`query_uniforms`, shape (n_samples or n_queries, n_draws).
 
     For a caller that makes more than one draw of each 64-bit hash (two
-    32-bit uniforms, say) instead of hashing twice.
+    32-bit uniforms, say) instead of hashing twice. With ``draws_first``
+    the same bits come transposed, shape (n_draws, n_samples or n_queries),
+    C-contiguous.
     """
     if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
@@ -353,4 +358,7 @@ def query_bits(layout, random_state, n_draws, *, per_query=False):
         else:
             index = layout.index_in_query.astype(np.uint64)
             row = _mix(layout.expand(query) ^ _mix(index))
-        return _mix(row[:, None] ^ _mix(np.arange(n_draws, dtype=np.uint64))[None, :])
+        draws = _mix(np.arange(n_draws, dtype=np.uint64))
+        if draws_first:
+            return _mix(draws[:, None] ^ row[None, :])
+        return _mix(row[:, None] ^ draws[None, :])

@@ -5,6 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..metrics._ranking import ndcg_of_ranks, ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _seed, query_bits, query_uniforms
@@ -284,6 +285,11 @@ def sample_gains(y_sorted, ranks, layout, scorer):
     Each (query, sample) is scored as a query of its own, with scores
     ``-rank`` (no ties), by the scorer's metric and conventions.
     """
+    if scorer._metric is ndcg_score:  # every sample's DCG from its ranks directly
+        try:
+            return ndcg_of_ranks(y_sorted, ranks, layout, k=scorer._k, **scorer._kwargs)
+        except ValueError as exc:
+            raise _cannot_score(scorer, exc) from None
     k = ranks.shape[1]
     # cells in (sample, query, rank) order: the pseudo-queries come sorted and
     # each one's labels ranked, so the metric neither groups nor sorts
@@ -296,11 +302,31 @@ def sample_gains(y_sorted, ranks, layout, scorer):
     try:
         values = scorer.score_predictions(labels, scores, qid=pseudo, average=False)
     except ValueError as exc:
-        raise ValueError(
-            f"gain={scorer!r} cannot score the labels y: {exc} Pass a gain with "
-            "suitable conventions, e.g. make_ranking_scorer('ndcg', k=10, gain='linear')."
-        ) from None
+        raise _cannot_score(scorer, exc) from None
     return np.asarray(values, dtype=np.float64).reshape(k, layout.n_queries).T.copy()
+
+
+def _key_bits(n_queries, n_levels, max_size):
+    """Bits of the sort key of :func:`boltzrank_samples` below the query's number.
+
+    Returns ``(level_bits, tie_bits, place_bits)``: the query number takes
+    the highest bits, then the level, the random tie-break and the row's
+    place in its query. The tie-break has 32 random bits unless the other
+    three need more than 32 between them (then fewer); row order breaks the
+    ties that remain.
+    """
+    place_bits = int(max_size - 1).bit_length()
+    level_bits = int(n_levels - 1).bit_length()
+    query_bits_ = int(max(n_queries - 1, 0)).bit_length()
+    tie_bits = max(0, min(32, 64 - place_bits - level_bits - query_bits_))
+    return level_bits, tie_bits, place_bits
+
+
+def _cannot_score(scorer, exc):
+    return ValueError(
+        f"gain={scorer!r} cannot score the labels y: {exc} Pass a gain with "
+        "suitable conventions, e.g. make_ranking_scorer('ndcg', k=10, gain='linear')."
+    )
 
 
 def label_levels(y_sorted, layout):
@@ -336,12 +362,6 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     level, n_levels = label_levels(y_sorted, layout)
     per_query = query_uniforms(layout, random_state, 3 * k, per_query=True)
     kind, pick, share = per_query[:, :k], per_query[:, k:2 * k], per_query[:, 2 * k:]
-    # one 64-bit hash per (row, sample): its high half draws the flip, its
-    # low half breaks the ties
-    bits = query_bits(layout, random_state, k)
-    flip_u = (bits >> np.uint64(32)).astype(np.float64) * 2.0**-32
-    tie_u = (bits & np.uint64(0xFFFFFFFF)).astype(np.float64) * 2.0**-32
-    del bits
 
     top = (n_levels - 1)[:, None]
     lower = np.maximum(n_levels - 2, 1)[:, None]  # choices j in 0..L-3 (>= 1 to stay defined)
@@ -366,27 +386,51 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     flip[n_levels < 2] = 0.0  # one level: nothing to swap (ties are broken at random)
     permute[:, 0] = False
 
-    new = np.broadcast_to(level[:, None], flip_u.shape).copy()
-    flips = flip_u < layout.expand(flip)
-    a_rows, b_rows = layout.expand(a), layout.expand(b)
-    at_a, at_b = flips & (new == a_rows), flips & (new == b_rows)
-    new[at_a] = b_rows[at_a]
-    new[at_b] = a_rows[at_b]
-    new[layout.expand(permute)] = 0
+    # every (sample, row) cell from here on, a sample per row of the arrays:
+    # one 64-bit hash per cell, its high half draws the flip (below flip *
+    # 2**32), its low half breaks the ties
+    bits = query_bits(layout, random_state, k, draws_first=True)
+    codes = layout.sorted_codes
 
-    # sort every sample's column by (query, level descending, random tie-break)
-    width = float(n_levels.max() + 1)
-    key = (layout.sorted_codes[:, None] * width + (width - 1 - new)) + tie_u
-    # the keys are distinct but for a 32-bit tie-break collision (about one
-    # in 10^6 samples): the fast unstable sort, and the stable one (row
-    # order among equal keys) where a collision makes them differ
-    order = np.argsort(key, axis=0)
-    ranked = np.take_along_axis(key, order, axis=0)
-    if (ranked[1:] == ranked[:-1]).any():
-        order = np.argsort(key, axis=0, kind="stable")
-    del ranked
+    def per_cell(values):  # (n_queries, k) -> (k, n_rows)
+        return np.ascontiguousarray(values.T)[:, codes]
+
+    # u < flip for u = high / 2**32 is high < ceil(flip * 2**32), in integers
+    flips = (bits >> np.uint64(32)) < per_cell(np.ceil(flip * 2.0**32).astype(np.uint64))
+    width = int(n_levels.max()) + 1
+    level_dtype = coefficient_dtype(width)
+    a_cells, b_cells = per_cell(a.astype(level_dtype)), per_cell(b.astype(level_dtype))
+    level = level.astype(level_dtype)[None, :]
+    new = np.where(flips & (level == a_cells), b_cells, level)
+    np.copyto(new, a_cells, where=flips & (level == b_cells))
+    new[per_cell(permute)] = 0
+    del flips, a_cells, b_cells
+
+    # sort every sample by (query, level descending, 32 random bits, row
+    # order): one unsigned 64-bit key per cell, distinct, with the row's
+    # place in its query in the lowest bits, so that the sorted keys say
+    # which row takes each rank (the values' sort, faster than an argsort)
+    level_bits, tie_bits, place_bits = _key_bits(layout.n_queries, width, layout.max_size)
+    index = layout.index_in_query.astype(np.uint64)
+    key = (width - 1 - new).astype(np.uint64)
+    del new
+    key <<= np.uint64(tie_bits + place_bits)
+    key |= ((codes.astype(np.uint64) << np.uint64(level_bits + tie_bits + place_bits))
+            | index)[None, :]
+    if tie_bits:  # the low half's top tie_bits bits, just above the row's place
+        bits <<= np.uint64(32)
+        bits >>= np.uint64(64 - tie_bits)
+        bits <<= np.uint64(place_bits)
+        key |= bits
+    del bits
+    key.sort(axis=1)
+    # the cell at sorted position p holds rank index_in_query[p] + 1 of its
+    # query; its row is the query's first row plus the key's lowest bits
+    first = (np.arange(layout.n_samples, dtype=np.uint64) - index)[None, :]
+    key &= np.uint64((1 << place_bits) - 1)
+    key += first
     dtype = coefficient_dtype(layout.max_size)
-    ranks = np.empty(key.shape, dtype=dtype)
+    ranks = np.empty((k, layout.n_samples), dtype=dtype)
     place = (layout.index_in_query + 1).astype(dtype)
-    np.put_along_axis(ranks, order, np.broadcast_to(place[:, None], key.shape), axis=0)
-    return ranks
+    np.put_along_axis(ranks, key.view(np.int64), np.broadcast_to(place, ranks.shape), axis=1)
+    return ranks.T.copy()

@@ -184,6 +184,15 @@ def _as_1d_float(values, name):
     return arr
 
 
+def _check_finite_labels(y_true):
+    if not np.all(np.isfinite(y_true)):
+        raise ValueError(
+            f"y_true contains NaN or infinity "
+            f"({int((~np.isfinite(y_true)).sum())} of {y_true.shape[0]} "
+            "values); labels must be finite."
+        )
+
+
 class _Ranking:
     """Labels of every query in ranked order, with the tie structure.
 
@@ -199,12 +208,7 @@ class _Ranking:
                 "y_true and y_score must have the same length, got "
                 f"{y_true.shape[0]} and {y_score.shape[0]}."
             )
-        if not np.all(np.isfinite(y_true)):
-            raise ValueError(
-                f"y_true contains NaN or infinity "
-                f"({int((~np.isfinite(y_true)).sum())} of {y_true.shape[0]} "
-                "values); labels must be finite."
-            )
+        _check_finite_labels(y_true)
         if np.isnan(y_score).any():
             raise ValueError(
                 f"y_score contains NaN ({int(np.isnan(y_score).sum())} of "
@@ -351,6 +355,40 @@ def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
     idcg, best_gain = _ideal_dcg(ranking.layout, ranking.y_true, disc_table, conv["gain"])
     # a query has a relevant document when some document has a positive gain
     return ranking, dcg, idcg, best_gain <= 0
+
+
+def ndcg_of_ranks(y_sorted, ranks, layout, *, k=None, **conventions):
+    """NDCG@k of many strict rankings of the same queries, shape (n_queries, n_rankings).
+
+    ``ranks[i, s]`` is the rank (1 is the top) of row ``i`` (sorted order of
+    ``layout``) in ranking ``s``, every ranking a permutation of ``1 .. m``
+    within each query of ``m`` rows. Each value is what :func:`ndcg_score`
+    (with ``k`` and the ``conventions`` it takes: ``convention``, ``gain``,
+    ``discount``, ``no_relevant``, ``short_queries``; ``ties`` plays no part)
+    gives the query ranked by ``-ranks[:, s]``, to rounding: the DCG of a
+    ranking sums its rows' gains times the discount of their ranks, and the
+    ideal DCG and the conventions, the same for every ranking of a query, are
+    computed once per query. For :class:`~skrank.losses.BoltzRankLoss`'s
+    gains of its rank samples, in ``O(n_rankings)`` per row instead of a
+    ranking of every sample.
+    """
+    _check_scalars(k)
+    conv = _resolve(conventions.pop("convention", "skrank"), **conventions)
+    y_true = _as_1d_float(y_sorted, "y_true")
+    _check_finite_labels(y_true)
+    gains = _gains(y_true, conv["gain"], allow_negative=False)
+    max_size = layout.max_size
+    disc_table = _discounts(max_size, conv["discount"]) * _cutoff_weights(max_size, k)
+    by_rank = np.concatenate([[0.0], disc_table])  # rank 1 is disc_table[0]
+    dcg = layout.sum(gains[:, None] * by_rank[ranks])
+    idcg, best_gain = _ideal_dcg(layout, layout.to_rows(y_true), disc_table, conv["gain"])
+    no_relevant = best_gain <= 0
+    per_query = np.divide(dcg, idcg[:, None], out=np.zeros_like(dcg),
+                          where=~no_relevant[:, None])
+    short = None if k is None else layout.sizes < k
+    # _finish's masks run along the last axis: one row per ranking
+    return _finish(per_query.T, no_relevant, short, conv, False, "ndcg_score",
+                   layout=layout).T
 
 
 def _doc(func):
