@@ -8,7 +8,7 @@ from scipy.special import expit
 
 from ..metrics._ranking import check_relevance_threshold
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
-from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_uniforms
+from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_bits, query_uniforms
 from ._sampled import LogitForm, coefficient_dtype, log_softmax_rows, sample_objective
 
 OBJECTIVES = ("mle", "expgain", "l3", "convex")
@@ -479,6 +479,7 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
             good, layout, queries, slots, cells, n_pos[queries], n_neg[queries],
             n_chains=n_chains, walk_length=walk_length, restart=restart,
             restart_skew=restart_skew, gain=gain, k=k, random_state=random_state,
+            store_ranks=store_ranks,
         )
         where = slots.ravel() if cells is None else slots[cells]
         if store_ranks:
@@ -489,8 +490,9 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
 
 
 def _walk_block(good, layout, queries, slots, cells, n_pos, n_neg, *, n_chains, walk_length,
-                restart, restart_skew, gain, k, random_state):
-    """The samples of one padded block of queries; results of its real cells."""
+                restart, restart_skew, gain, k, random_state, store_ranks):
+    """The samples of one padded block of queries; results of its real cells (no ranks
+    without ``store_ranks``)."""
     n_block, width = slots.shape
     sub = type(layout).from_sizes(layout.sizes[queries], layout.unique_qid[queries])
     sizes = layout.sizes[queries]
@@ -503,10 +505,12 @@ def _walk_block(good, layout, queries, slots, cells, n_pos, n_neg, *, n_chains, 
     chain_gains[:, 0] = 1.0
     cell_mask = np.ones((n_block, width), dtype=bool) if cells is None else cells
     rank, row_coef = _place_documents(bits, good, sub, slots, cell_mask, sizes, c_pos, c_neg,
-                                      n_chains=n_chains, random_state=random_state)
+                                      n_chains=n_chains, random_state=random_state,
+                                      store_ranks=store_ranks)
     chain_valid = _first_occurrences(row_coef.reshape(n_block, n_chains, width))
     # back to cells: (n_block, width, n_chains), real cells only
-    rank = rank.reshape(n_block, n_chains, width).transpose(0, 2, 1)[cell_mask] + 1
+    if store_ranks:
+        rank = rank.reshape(n_block, n_chains, width).transpose(0, 2, 1)[cell_mask] + 1
     row_coef = row_coef.reshape(n_block, n_chains, width).transpose(0, 2, 1)[cell_mask]
     return rank, row_coef, chain_gains, chain_valid
 
@@ -530,10 +534,11 @@ def _walk_sequences(sub, sizes, n_pos, n_neg, width, *, n_chains, walk_length, r
         logit[np.arange(width + 1)[None, :] > n_neg[:, None]] = -np.inf
         cdf = np.cumsum(np.exp(logit - logit.max(axis=1, keepdims=True)), axis=1)
         shift = (cdf[:, None, :] <= draws[:, :n_walks, None] * cdf[:, None, -1:]).sum(axis=2)
-    slot = np.arange(width)
+    # 32-bit positions and counts: the walk's arrays are walks x width
+    slot = np.arange(width, dtype=np.int32)
     walks = n_block * n_walks
-    size = np.repeat(sizes, n_walks)
-    w_pos = np.repeat(n_pos, n_walks)
+    size = np.repeat(sizes, n_walks).astype(np.int32)
+    w_pos = np.repeat(n_pos, n_walks).astype(np.int32)
     shift = shift.reshape(walks, 1)
     bits = ((slot >= shift) & (slot < shift + w_pos[:, None])).astype(np.int8)
     # every state of a walk is a sample: its restart, then one per transition
@@ -556,33 +561,53 @@ def _walk_sequences(sub, sizes, n_pos, n_neg, width, *, n_chains, walk_length, r
 
 
 def _place_documents(bits, good, sub, slots, cell_mask, sizes, c_pos, c_neg, *, n_chains,
-                     random_state):
+                     random_state, store_ranks=True):
     """Slot (0-based rank) and coefficient of every cell in every sample.
 
     The documents of a class take the class's slots in a random order.
     Returns two arrays of shape (n_block * n_chains, width), columns the
-    cells of each query.
+    cells of each query (the slots None without ``store_ranks``).
     """
     chains, width = bits.shape
     n_block = len(sizes)
     slot = np.arange(width)
-    row_u = np.zeros((n_block, width, n_chains))
-    row_u[cell_mask] = query_uniforms(sub, random_state, n_chains)
-    row_good = np.zeros((n_block, width), dtype=bool)
-    row_good[cell_mask] = good[slots[cell_mask]]
-    key = np.where(cell_mask, 2.0 * ~row_good, 4.0)[:, :, None] + row_u
-    row_order = np.argsort(key.transpose(0, 2, 1).reshape(chains, width), axis=1)
-    pad = slot[None, :] >= np.repeat(sizes, n_chains)[:, None]
-    slot_order = np.argsort(np.where(pad, 2 * width, np.where(bits == 1, 0, width)) + slot,
-                            axis=1)
-    rank = np.empty((chains, width), dtype=np.intp)
-    np.put_along_axis(rank, row_order, slot_order, axis=1)
-    # c_j: documents of the other class below minus those above
-    goods_above = np.cumsum(bits, axis=1, dtype=np.intp) - bits
-    bads_above = slot - goods_above
-    slot_coef = np.where(bits == 1, c_neg[:, None] - 2 * bads_above,
-                         c_pos[:, None] - 2 * goods_above)
-    row_coef = np.take_along_axis(slot_coef, rank, axis=1)
+    # the cells of every chain in a random order within their class (good,
+    # then bad, then padding): one unsigned 64-bit key per cell, the class
+    # in the top two bits, the high bits of the cell's random draw, its
+    # column in the lowest bits, sorted by value (distinct keys)
+    place_bits = int(width - 1).bit_length()
+    draw = query_bits(sub, random_state, n_chains)  # (cells, n_chains)
+    draw >>= np.uint64(2 + place_bits)
+    draw <<= np.uint64(place_bits)
+    row_good = good[slots[cell_mask]]
+    draw |= np.where(row_good, 0, 1).astype(np.uint64)[:, None] << np.uint64(62)
+    key = np.full((n_block, width, n_chains), np.uint64(2) << np.uint64(62))
+    key[cell_mask] = draw
+    del draw
+    key |= slot.astype(np.uint64)[None, :, None]
+    key = key.transpose(0, 2, 1).reshape(chains, width)
+    key.sort(axis=1)
+    row_order = (key & np.uint64((1 << place_bits) - 1)).astype(np.intp)
+    del key
+    # the class's slots top down: a good slot's place among the goods is the
+    # goods above it, a bad one's n+ plus the bads above it (padding keeps its own)
+    goods_above = np.cumsum(bits, axis=1, dtype=np.intp)
+    goods_above -= bits
+    place = np.where(bits == 1, goods_above, c_pos[:, None] + slot - goods_above)
+    place = np.where(slot[None, :] < np.repeat(sizes, n_chains)[:, None], place, slot)
+    slot_order = np.empty((chains, width), dtype=np.intp)
+    np.put_along_axis(slot_order, place, np.broadcast_to(slot, place.shape), axis=1)
+    rank = None
+    if store_ranks:
+        rank = np.empty((chains, width), dtype=np.intp)
+        np.put_along_axis(rank, row_order, slot_order, axis=1)
+    # c_j: documents of the other class below minus those above; the i-th
+    # good slot has slot - i bads above, the i-th bad one slot - i goods
+    i = slot - np.where(slot < c_pos[:, None], 0, c_pos[:, None])
+    sorted_coef = np.where(slot < c_pos[:, None], c_neg[:, None], c_pos[:, None])
+    sorted_coef -= 2 * (slot_order - i)
+    row_coef = np.empty((chains, width), dtype=np.intp)
+    np.put_along_axis(row_coef, row_order, sorted_coef, axis=1)
     row_coef[~np.repeat(cell_mask, n_chains, axis=0)] = 0
     return rank, row_coef
 
@@ -619,7 +644,7 @@ def _walk_step(bits, n_pos, size, inner, boundary_ok, last, slot, u):
                                     axis=1)[:, ::-1]
     above = inner - run_start[:, :-1] + 1
     below = run_end[:, 1:] - inner
-    goods_incl = np.cumsum(bits, axis=1, dtype=np.intp)
+    goods_incl = np.cumsum(bits, axis=1, dtype=slot.dtype)
     goods_above = goods_incl[:, :-1] - upper  # in [0, t)
     goods_below = n_pos[:, None] - goods_incl[:, 1:]  # in (t + 1, n)
     # theta's numerator: bads above the good and goods below the bad for a
@@ -627,6 +652,9 @@ def _walk_step(bits, n_pos, size, inner, boundary_ok, last, slot, u):
     bads_above = inner - goods_above
     bads_below = (size[:, None] - inner - 2) - goods_below
     theta = np.where(upper == 1, bads_above + goods_below, goods_above + bads_below) + 1
-    weight = np.where(boundary, above * below * theta, 0).astype(np.float64)
+    weight = above.astype(np.float64)  # the product, exact in floats (not in int32)
+    weight *= below
+    weight *= theta
+    weight[~boundary] = 0.0
     cum = np.cumsum(weight, axis=1)
     return (cum <= (u * cum[:, -1])[:, None]).sum(axis=1)
