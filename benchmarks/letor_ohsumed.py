@@ -313,12 +313,17 @@ _MAKERS = {}
 
 
 def reseed(seed):
-    """Make every registered ranker of :data:`RANKERS` with ``random_state=seed``."""
-    for name, entry in list(RANKERS.items()):
+    """Make every registered ranker with ``random_state=seed``.
+
+    Changes :data:`skrank._compare.RANKERS` itself (the module's attribute):
+    a worker receives this script's functions by value, with a copy of
+    :data:`RANKERS`, while the protocol looks the rankers up in the module.
+    """
+    for name, entry in list(_compare.RANKERS.items()):
         def make(_make=_MAKERS.setdefault(name, entry.make), **params):
             est = _make(**params)
             return est.set_params(random_state=seed) if "random_state" in est.get_params() else est
-        RANKERS[name] = RankerEntry(make, entry.grid)
+        _compare.RANKERS[name] = RankerEntry(make, entry.grid)
 
 
 def _letor_worker(names, folds, grids, seed):
