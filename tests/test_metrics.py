@@ -26,7 +26,7 @@ from skrank.metrics import (
     ndcg_score,
     precision_at_k,
 )
-from skrank.metrics._ranking import ndcg_of_ranks
+from skrank.metrics._ranking import ndcg_of_rankings
 
 METRICS = [ndcg_score, dcg_score, average_precision_score, precision_at_k]
 
@@ -439,8 +439,8 @@ def test_numpy_integer_cutoff_accepted():
     {"no_relevant": 0.5, "short_queries": "zero"}, {"no_relevant": "skip"},
     {"convention": "sklearn"},
 ], ids=repr)
-def test_ndcg_of_ranks_is_ndcg_score_of_each_ranking(rng, k, conventions):
-    """Many strict rankings of the same queries at once (BoltzRank's gains): the value
+def test_ndcg_of_rankings_is_ndcg_score_of_each_ranking(rng, k, conventions):
+    """Many rankings of the same queries at once (BoltzRank's gains): the value
     ndcg_score gives each ranking as a query of its own, ranked by minus its ranks;
     rows interleaved, a query without a relevant document, queries shorter than k."""
     sizes = [7, 1, 4, 12]
@@ -453,7 +453,10 @@ def test_ndcg_of_ranks_is_ndcg_score_of_each_ranking(rng, k, conventions):
     ranks = np.concatenate([
         np.column_stack([rng.permutation(n) + 1 for _ in range(n_rankings)])
         for n in layout.sizes])
-    got = ndcg_of_ranks(y_sorted, ranks, layout, k=k, **conventions)
+    order = np.empty(ranks.T.shape, dtype=np.intp)  # the row at each place
+    np.put_along_axis(order, (layout.expand(layout.starts)[:, None] + ranks - 1).T,
+                      np.broadcast_to(np.arange(qid.size), order.shape), axis=1)
+    got = ndcg_of_rankings(y_sorted, order, layout, k=k, **conventions)
     assert got.shape == (layout.n_queries, n_rankings)
     sorted_qid = layout.to_sorted(qid)
     for s in range(n_rankings):

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..metrics._ranking import ndcg_of_ranks, ndcg_score
+from ..metrics._ranking import ndcg_of_rankings, ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _seed, query_bits, query_uniforms
@@ -216,11 +216,11 @@ class BoltzRankLoss(ListwiseLoss):
         for lo, hi in layout.ranges(SETUP_CELLS // k):
             rows, part = slice(layout.offsets[lo], layout.offsets[hi]), layout.part(lo, hi)
             y_part = y_sorted[rows]
-            ranks[rows] = part_ranks = boltzrank_samples(y_part, part, k, seed)
+            part_ranks, order = _samples(y_part, part, k, seed, out=ranks[rows])
             if not likelihood:
                 label_logits = sample_logits(part_ranks, scale[lo:hi], y_part, part)
                 target[lo:hi] = log_softmax_rows(label_logits / self.target_temperature)[1]
-                gains[lo:hi] = sample_gains(y_part, part_ranks, part, self._scorer)
+                gains[lo:hi] = sample_gains(y_part, order, part, self._scorer)
         per_query["target"] = target
         return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
 
@@ -279,26 +279,26 @@ def gain_scorer(gain):
         ) from None
 
 
-def sample_gains(y_sorted, ranks, layout, scorer):
+def sample_gains(y_sorted, order, layout, scorer):
     """The metric of every sampled ranking of every query, shape (n_queries, k).
 
-    Each (query, sample) is scored as a query of its own, with scores
+    ``order[s, p]`` is the row at place ``p`` of sample ``s`` (see
+    :func:`boltzrank_samples`). NDCG is computed from each sample's top
+    places (:func:`~skrank.metrics._ranking.ndcg_of_rankings`); any other
+    metric scores each (query, sample) as a query of its own, with scores
     ``-rank`` (no ties), by the scorer's metric and conventions.
     """
-    if scorer._metric is ndcg_score:  # every sample's DCG from its ranks directly
+    if scorer._metric is ndcg_score:
         try:
-            return ndcg_of_ranks(y_sorted, ranks, layout, k=scorer._k, **scorer._kwargs)
+            return ndcg_of_rankings(y_sorted, order, layout, k=scorer._k, **scorer._kwargs)
         except ValueError as exc:
             raise _cannot_score(scorer, exc) from None
-    k = ranks.shape[1]
+    k = order.shape[0]
     # cells in (sample, query, rank) order: the pseudo-queries come sorted and
     # each one's labels ranked, so the metric neither groups nor sorts
     pseudo = (np.arange(k)[:, None] * layout.n_queries + layout.sorted_codes[None, :]).ravel()
-    ranked = np.empty((k, layout.n_samples))
-    place = (layout.expand(layout.starts)[:, None] + ranks - 1).T
-    np.put_along_axis(ranked, place, np.broadcast_to(y_sorted, ranked.shape), axis=1)
-    labels = ranked.ravel()
-    scores = np.broadcast_to(-layout.index_in_query.astype(np.float64), ranked.shape).ravel()
+    labels = y_sorted[order].ravel()
+    scores = np.broadcast_to(-layout.index_in_query.astype(np.float64), order.shape).ravel()
     try:
         values = scorer.score_predictions(labels, scores, qid=pseudo, average=False)
     except ValueError as exc:
@@ -358,6 +358,16 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
         Rank (1 = top) of every row (sorted order) in every sample, in the
         smallest integer dtype that holds the largest query's size.
     """
+    return _samples(y_sorted, layout, n_samples, random_state)[0]
+
+
+def _samples(y_sorted, layout, n_samples, random_state, out=None):
+    """:func:`boltzrank_samples`, written to ``out`` if given, and the samples' order.
+
+    Also returns ``order`` of shape (n_samples, n_samples_rows): ``order[s,
+    p]`` is the row at place ``p`` of sample ``s``, the places of each query
+    (its rows' span in sorted order) from the top down.
+    """
     k = n_samples
     level, n_levels = label_levels(y_sorted, layout)
     per_query = query_uniforms(layout, random_state, 3 * k, per_query=True)
@@ -393,10 +403,13 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     codes = layout.sorted_codes
 
     def per_cell(values):  # (n_queries, k) -> (k, n_rows)
-        return np.ascontiguousarray(values.T)[:, codes]
+        return np.repeat(values.T, layout.sizes, axis=1)  # rows grouped by query
 
-    # u < flip for u = high / 2**32 is high < ceil(flip * 2**32), in integers
-    flips = (bits >> np.uint64(32)) < per_cell(np.ceil(flip * 2.0**32).astype(np.uint64))
+    # u < flip for u = high / 2**32 is high < ceil(flip * 2**32), that is bits
+    # < ceil(flip * 2**32) * 2**32 (flip < 1; where flip > 1 - 2**-32 the
+    # threshold stops at 2**64 - 2**32, which misses the one high half 2**32 - 1)
+    threshold = np.minimum(np.ceil(flip * 2.0**32), 2.0**32 - 1).astype(np.uint64)
+    flips = bits < per_cell(threshold << np.uint64(32))
     width = int(n_levels.max()) + 1
     level_dtype = coefficient_dtype(width)
     a_cells, b_cells = per_cell(a.astype(level_dtype)), per_cell(b.astype(level_dtype))
@@ -429,8 +442,12 @@ def boltzrank_samples(y_sorted, layout, n_samples, random_state):
     first = (np.arange(layout.n_samples, dtype=np.uint64) - index)[None, :]
     key &= np.uint64((1 << place_bits) - 1)
     key += first
+    order = key.view(np.int64)
     dtype = coefficient_dtype(layout.max_size)
     ranks = np.empty((k, layout.n_samples), dtype=dtype)
     place = (layout.index_in_query + 1).astype(dtype)
-    np.put_along_axis(ranks, key.view(np.int64), np.broadcast_to(place, ranks.shape), axis=1)
-    return ranks.T.copy()
+    np.put_along_axis(ranks, order, np.broadcast_to(place, ranks.shape), axis=1)
+    if out is None:
+        return ranks.T.copy(), order
+    out[...] = ranks.T
+    return out, order

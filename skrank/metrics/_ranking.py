@@ -357,20 +357,20 @@ def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
     return ranking, dcg, idcg, best_gain <= 0
 
 
-def ndcg_of_ranks(y_sorted, ranks, layout, *, k=None, **conventions):
-    """NDCG@k of many strict rankings of the same queries, shape (n_queries, n_rankings).
+def ndcg_of_rankings(y_sorted, order, layout, *, k=None, **conventions):
+    """NDCG@k of many rankings of the same queries, shape (n_queries, n_rankings).
 
-    ``ranks[i, s]`` is the rank (1 is the top) of row ``i`` (sorted order of
-    ``layout``) in ranking ``s``, every ranking a permutation of ``1 .. m``
-    within each query of ``m`` rows. Each value is what :func:`ndcg_score`
-    (with ``k`` and the ``conventions`` it takes: ``convention``, ``gain``,
-    ``discount``, ``no_relevant``, ``short_queries``; ``ties`` plays no part)
-    gives the query ranked by ``-ranks[:, s]``, to rounding: the DCG of a
-    ranking sums its rows' gains times the discount of their ranks, and the
-    ideal DCG and the conventions, the same for every ranking of a query, are
-    computed once per query. For :class:`~skrank.losses.BoltzRankLoss`'s
-    gains of its rank samples, in ``O(n_rankings)`` per row instead of a
-    ranking of every sample.
+    ``order[s, p]`` is the row (sorted order of ``layout``) at place ``p`` of
+    ranking ``s``: the places of query ``q``, ``layout.offsets[q]`` to
+    ``layout.offsets[q + 1] - 1``, hold its rows from the top down (every
+    ranking a permutation of the query's rows). Each value is what
+    :func:`ndcg_score` (with ``k`` and the ``conventions`` it takes:
+    ``convention``, ``gain``, ``discount``, ``no_relevant``,
+    ``short_queries``; ``ties`` plays no part) gives the query ranked in
+    that order, to rounding: a ranking's DCG reads only its top ``k``
+    places, and the ideal DCG and the conventions, the same for every
+    ranking of a query, are computed once per query. For
+    :class:`~skrank.losses.BoltzRankLoss`'s gains of its rank samples.
     """
     _check_scalars(k)
     conv = _resolve(conventions.pop("convention", "skrank"), **conventions)
@@ -379,8 +379,12 @@ def ndcg_of_ranks(y_sorted, ranks, layout, *, k=None, **conventions):
     gains = _gains(y_true, conv["gain"], allow_negative=False)
     max_size = layout.max_size
     disc_table = _discounts(max_size, conv["discount"]) * _cutoff_weights(max_size, k)
-    by_rank = np.concatenate([[0.0], disc_table])  # rank 1 is disc_table[0]
-    dcg = layout.sum(gains[:, None] * by_rank[ranks])
+    depth = max_size if k is None else min(k, max_size)
+    top = np.arange(depth)
+    real = top < layout.sizes[:, None]  # (n_queries, depth)
+    places = np.where(real, layout.starts[:, None] + top, 0)
+    discount = np.where(real, disc_table[:depth], 0.0)
+    dcg = np.einsum("sqr,qr->qs", gains[order[:, places]], discount)
     idcg, best_gain = _ideal_dcg(layout, layout.to_rows(y_true), disc_table, conv["gain"])
     no_relevant = best_gain <= 0
     per_query = np.divide(dcg, idcg[:, None], out=np.zeros_like(dcg),
