@@ -814,3 +814,21 @@ class QueryLayout:
         total = np.cumsum(a_sorted, axis=0)
         before = total[self.starts] - np.asarray(a_sorted)[self.starts]
         return total - self.expand(before)
+
+    def cumprod_before(self, a_sorted):
+        """Product of the earlier entries of each query, in sorted order.
+
+        ``out[offsets[i] + r]`` is the product of ``a_sorted[offsets[i]]``
+        to ``a_sorted[offsets[i] + r - 1]`` (1 for a query's first row).
+        Computed in the padded blocks, one query per row of a block, so a
+        query's products do not depend on the queries before it, and zeros
+        need no special case.
+        """
+        a_sorted = np.asarray(a_sorted, dtype=np.float64)
+        out = np.empty_like(a_sorted)
+        for _, slots, _, valid in self.blocks():
+            block = self._block_values(a_sorted, slots, valid, 1.0)
+            products = np.ones_like(block)
+            np.cumprod(block[:, :-1], axis=1, out=products[:, 1:])
+            self._scatter(out, slots, valid, products)
+        return out

@@ -32,6 +32,22 @@ def shared_data():
     return path
 
 
+@pytest.fixture(scope="session")
+def pytrec_eval():
+    """The ``pytrec_eval`` module (trec_eval); fails (not skips) in CI without it."""
+    try:
+        import pytrec_eval
+    except ImportError:
+        message = (
+            "pytrec_eval is not installed; install the test extra "
+            "(pip install '.[test]') to compare the metrics with trec_eval."
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return pytrec_eval
+
+
 @pytest.fixture
 def rng():
     """A seeded random generator."""

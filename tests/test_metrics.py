@@ -22,13 +22,19 @@ from skrank.datasets import load_letor
 from skrank.metrics import (
     average_precision_score,
     dcg_score,
+    err_score,
     map_score,
+    mrr_score,
     ndcg_score,
     precision_at_k,
+    recall_at_k,
 )
 from skrank.metrics._ranking import ndcg_of_rankings
 
-METRICS = [ndcg_score, dcg_score, average_precision_score, precision_at_k]
+METRICS = [
+    ndcg_score, dcg_score, average_precision_score, precision_at_k, recall_at_k,
+    mrr_score, err_score,
+]
 
 
 # ----------------------------------------------------------------------------
@@ -93,6 +99,51 @@ def test_letor_toy_example():
     assert pad == pytest.approx(0.25)
 
 
+def test_letor4_toy_example():
+    """shared/data/README.md section 4.3: Eval-Score-4.0.pl's printed output.
+
+    The 4.0 script prints 4 decimals. It pads precision's short queries,
+    and still counts NDCG@k of a query shorter than k as 0.
+    """
+    labels = [0, 2, 1] + [0, 0] + [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    scores = [3, 2, 1] + [1, 2] + [0] * 12
+    qid = [1] * 3 + [2] * 2 + [3] * 12
+    printed = {
+        "ndcg": [0.0000, 0.2500, 0.3552, 0.0526],
+        "precision": [0.0000, 0.1667, 0.3333, 0.2500],
+    }
+    for k in (1, 2, 3, 4):
+        got = ndcg_score(labels, scores, qid=qid, k=k, convention="letor4")
+        assert round(got, 4) == printed["ndcg"][k - 1], k
+        got = precision_at_k(labels, scores, qid=qid, k=k, convention="letor4")
+        assert round(got, 4) == printed["precision"][k - 1], k
+    assert round(map_score(labels, scores, qid=qid, convention="letor4"), 4) == 0.2778
+    # the two presets differ only in precision at k = 4 (q1 has 3 documents)
+    assert precision_at_k(labels, scores, qid=qid, k=4, convention="letor") == (
+        pytest.approx(1 / 12)
+    )
+
+
+def test_map_at_k_denominator_conventions():
+    """AP@k over min(R, k) (skrank) or over R (trec_eval's map_cut, ranx)."""
+    y, s, qid = [1, 1], [2.0, 1.0], [0, 0]
+    assert map_score(y, s, qid=qid, k=1) == 1.0
+    assert map_score(y, s, qid=qid, k=1, ap_denominator="relevant_in_k") == 1.0
+    assert map_score(y, s, qid=qid, k=1, ap_denominator="relevant") == 0.5
+    assert map_score(y, s, qid=qid, k=1, convention="trec_eval") == 0.5
+    # explicit parameter over the preset
+    assert map_score(y, s, qid=qid, k=1, convention="trec_eval",
+                     ap_denominator="relevant_in_k") == 1.0
+    # equal when R <= k or k is None
+    y = [1, 0, 1, 0, 0]
+    s = [5.0, 4.0, 3.0, 2.0, 1.0]
+    for k in (None, 2, 3, 5):
+        a = map_score(y, s, qid=[0] * 5, k=k)
+        assert a == map_score(y, s, qid=[0] * 5, k=k, ap_denominator="relevant")
+    assert map_score(y, s, qid=[0] * 5, k=1) == 1.0
+    assert map_score(y, s, qid=[0] * 5, k=1, ap_denominator="relevant") == 0.5
+
+
 # ----------------------------------------------------------------------------
 # Oracle 2: scikit-learn
 @pytest.mark.parametrize("k", [None, 1, 3, 7])
@@ -135,11 +186,24 @@ def _loop_metric(name, y, s, qid, k, gain, discount, short, no_relevant, thresho
             idcg = sum(ideal[i] * d[i] for i in range(kk))
             empty = idcg == 0
             value = dcg if name == "dcg" else (dcg / idcg if idcg > 0 else 0.0)
+        elif name == "err":
+            top = y.max()  # max_grade: the largest label of all queries
+            value, reach = 0.0, 1.0
+            for i in range(kk):
+                stop = (2.0 ** labels[i] - 1) / 2.0**top
+                value += reach * stop / (i + 1)
+                reach *= 1 - stop
+            empty = labels.max() == 0
         else:
             rel = labels >= threshold
             R = rel.sum()
             empty = R == 0
-            if name == "precision":
+            if name == "recall":
+                value = rel[:kk].sum() / R if R else 0.0
+            elif name == "mrr":
+                first = np.flatnonzero(rel[:kk])
+                value = 1.0 / (first[0] + 1) if first.size else 0.0
+            elif name == "precision":
                 denom = k if (short == "pad" and k is not None) else kk
                 value = rel[:kk].sum() / denom
             else:  # ap
@@ -163,6 +227,9 @@ _FUNCS = {
     "dcg": dcg_score,
     "ap": average_precision_score,
     "precision": precision_at_k,
+    "recall": recall_at_k,
+    "mrr": mrr_score,
+    "err": err_score,
 }
 
 
@@ -212,10 +279,19 @@ def test_non_integer_labels_use_the_sorting_path(rng):
 # ----------------------------------------------------------------------------
 # Oracle 4: brute force over tie orderings
 def _all_tie_orderings(y, s, qid, func, **kwargs):
-    """Metric under every ordering of the tied documents (row permutations)."""
+    """Metric under every ordering of the tied documents, equally likely.
+
+    Each group of rows with the same query and score is permuted in place,
+    in every way, and ``ties="stable"`` ranks the rows as they come.
+    """
+    groups = [
+        np.flatnonzero((qid == q) & (s == v)) for q, v in set(zip(qid.tolist(), s.tolist()))
+    ]
     values = []
-    for perm in itertools.permutations(range(len(y))):
-        perm = np.array(perm)
+    for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+        perm = np.arange(len(y))
+        for rows, order in zip(groups, orders):
+            perm[rows] = order
         values.append(func(y[perm], s[perm], qid=qid[perm], ties="stable", **kwargs))
     return np.array(values)
 
@@ -266,7 +342,8 @@ def _queries(draw):
 def test_row_permutation_invariance_and_range(data, random):
     y, s, qid, k, ties = data
     perm = np.array(random.sample(range(len(y)), len(y)))
-    for func in (ndcg_score, average_precision_score, precision_at_k):
+    for func in (ndcg_score, average_precision_score, precision_at_k, recall_at_k,
+                 mrr_score, err_score):
         a = func(y, s, qid=qid, k=k, ties="average", average=False)
         b = func(y[perm], s[perm], qid=qid[perm], k=k, ties="average", average=False)
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
@@ -467,3 +544,81 @@ def test_ndcg_of_rankings_is_ndcg_score_of_each_ranking(rng, k, conventions):
         no_relevant = np.flatnonzero(layout.unique_qid == 20)[0]
         assert np.isnan(got[no_relevant]).all()
         assert not np.isnan(np.delete(got, no_relevant, axis=0)).any()
+
+
+# ----------------------------------------------------------------------------
+# The cascade metrics (MRR, ERR) on long runs of tied scores
+def test_mrr_of_a_long_tied_run_is_the_closed_form():
+    """First relevant of m among n tied documents at place j: C(n-j, m-1)/C(n, m)."""
+    n, m, before = 300, 7, 4
+    y = np.r_[np.zeros(before), np.zeros(n - m), np.ones(m)]
+    s = np.r_[np.arange(before, 0, -1) + 1.0, np.zeros(n)]  # 4 irrelevant first
+    expected = sum(
+        math.comb(n - j, m - 1) / math.comb(n, m) / (before + j) for j in range(1, n + 1)
+    )
+    got = mrr_score(y, s, qid=np.zeros(n + before))
+    assert got == pytest.approx(expected, rel=1e-12)
+    got_k = mrr_score(y, s, qid=np.zeros(n + before), k=10)
+    expected_k = sum(
+        math.comb(n - j, m - 1) / math.comb(n, m) / (before + j) for j in range(1, 7)
+    )
+    assert got_k == pytest.approx(expected_k, rel=1e-12)
+
+
+def test_err_of_tied_documents_with_one_label_is_the_plain_cascade():
+    """Every order of equal labels is the same ranking."""
+    y = np.full(257, 3.0)
+    y[0] = 4.0  # max_grade 4, ranked first by its score
+    s = np.r_[1.0, np.zeros(256)]
+    stable = err_score(y, s, qid=np.zeros(257), ties="stable")
+    assert err_score(y, s, qid=np.zeros(257)) == pytest.approx(stable, rel=1e-12)
+
+
+def test_err_average_ties_over_distinct_orders_of_a_run():
+    """Eight tied documents of three grades after two ranked ones."""
+    labels = np.array([0, 2, 1, 0, 2, 3, 1, 0], dtype=float)
+    head = np.array([1.0, 0.0])
+    orders = set(itertools.permutations(labels))  # equally likely label orders
+    brute = []
+    for order in orders:
+        y = np.r_[head, order]
+        s = -np.arange(10.0)  # this exact order
+        brute.append(err_score(y, s, qid=np.zeros(10), k=7))
+    y = np.r_[head, labels]
+    s = np.r_[2.0, 1.0, np.zeros(8)]
+    assert err_score(y, s, qid=np.zeros(10), k=7) == pytest.approx(
+        np.mean(brute), abs=1e-14
+    )
+
+
+def test_err_max_grade():
+    y, s, qid = [1, 0], [1.0, 0.0], [0, 0]
+    assert err_score(y, s, qid=qid) == 0.5  # (2**1 - 1) / 2**1
+    assert err_score(y, s, qid=qid, max_grade=4) == 1 / 16
+    with pytest.raises(ValueError, match=r"labels from 0 to max_grade=1; y_true has"):
+        err_score([2, 0], s, qid=qid, max_grade=1)
+    with pytest.raises(ValueError, match="labels from 0 to max_grade"):
+        err_score([-1, 0], s, qid=qid)
+    with pytest.raises(ValueError, match="'max_grade' parameter"):
+        err_score(y, s, qid=qid, max_grade=-1)
+
+
+# ----------------------------------------------------------------------------
+# Cutoffs beyond every query, up to beyond int64
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("short", ["truncate", "zero", "pad"])
+def test_any_k_beyond_every_query_is_the_same_cutoff(func, short):
+    y = np.array([1.0, 0.0, 2.0, 0.0, 1.0])
+    s = np.array([0.3, 0.1, 0.2, 0.5, 0.5])
+    qid = np.array([0, 0, 0, 1, 1])
+    values = [
+        func(y, s, qid=qid, k=k, short_queries=short, average=False)
+        for k in (4, 10**6, 2**63 - 1, 2**63, 10**23)
+    ]
+    if func is precision_at_k and short == "pad":  # hits / k
+        hits = values[0] * 4
+        for k, got in zip((10**6, 2**63 - 1, 2**63, 10**23), values[1:]):
+            np.testing.assert_allclose(got, hits / k, rtol=1e-15)
+    else:
+        for got in values[1:]:
+            np.testing.assert_array_equal(got, values[0])

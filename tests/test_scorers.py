@@ -27,11 +27,14 @@ from skrank.metrics import (
     RankingScorer,
     average_precision_score,
     dcg_score,
+    err_score,
     get_ranking_scorer,
     make_ranking_scorer,
     map_score,
+    mrr_score,
     ndcg_score,
     precision_at_k,
+    recall_at_k,
 )
 from skrank.preprocessing import QueryNormalizer
 
@@ -110,6 +113,10 @@ def manual_fold_scores(X, y, qid, metric, *, alpha=1.0, n_splits=5, **kwargs):
         ("p@3", precision_at_k, {"k": 3}),
         ("ap", average_precision_score, {}),
         (" NDCG@10 ", ndcg_score, {"k": 10}),
+        ("mrr", mrr_score, {}),
+        ("mrr@3", mrr_score, {"k": 3}),
+        ("err@10", err_score, {"k": 10}),
+        ("recall@10", recall_at_k, {"k": 10}),
     ],
 )
 def test_named_scorer_equals_direct_metric(data, fitted, name, metric, kwargs):
@@ -122,7 +129,10 @@ def test_named_scorer_equals_direct_metric(data, fitted, name, metric, kwargs):
 
 @pytest.mark.parametrize(
     "with_k, without_k",
-    [("ndcg@3", "ndcg"), ("dcg@5", "dcg"), ("precision@3", "precision")],
+    [
+        ("ndcg@3", "ndcg"), ("dcg@5", "dcg"), ("precision@3", "precision"),
+        ("recall@3", "recall"), ("err@2", "err"), ("mrr@1", "mrr"),
+    ],
 )
 def test_cutoff_of_name_is_used(data, fitted, with_k, without_k):
     # Guards the test above against a scorer that drops k.
@@ -177,6 +187,11 @@ def test_get_ranking_scorer_rejects_unknown_names(name, error):
         ("map", map_score, None, {"relevance_threshold": 2}),
         ("ap", average_precision_score, 5, {"relevance_threshold": 3}),
         ("precision", precision_at_k, 10, {"short_queries": "pad"}),
+        ("map", map_score, 3, {"ap_denominator": "relevant"}),
+        ("ndcg", ndcg_score, 10, {"convention": "trec_eval"}),
+        ("err", err_score, 5, {"max_grade": 6}),
+        ("recall", recall_at_k, 5, {"relevance_threshold": 2}),
+        ("mrr", mrr_score, None, {"relevance_threshold": 2}),
     ],
 )
 def test_conventions_reach_the_metric(
@@ -199,6 +214,8 @@ def test_conventions_reach_the_metric(
         ("precision", {"discount": "log2"}, "discount"),
         ("ndcg", {"relevance_threshold": 2}, "relevance_threshold"),
         ("ndcg", {"gian": "linear"}, "gian"),
+        ("err", {"relevance_threshold": 2}, "relevance_threshold"),
+        ("ndcg", {"ap_denominator": "relevant"}, "ap_denominator"),
     ],
 )
 def test_convention_not_taken_by_metric_raises(metric_name, conventions, bad):

@@ -19,9 +19,12 @@ __all__ = [
     "CONVENTIONS",
     "average_precision_score",
     "dcg_score",
+    "err_score",
     "map_score",
+    "mrr_score",
     "ndcg_score",
     "precision_at_k",
+    "recall_at_k",
 ]
 
 #: Named bundles of metric conventions, name -> {parameter: value}.
@@ -37,6 +40,7 @@ CONVENTIONS = {
         "ties": "average",
         "no_relevant": 0.0,
         "short_queries": "truncate",
+        "ap_denominator": "relevant_in_k",
     },
     # The official LETOR 3.0 evaluation script (Eval-Score-3.0.pl).
     "letor": {
@@ -45,6 +49,17 @@ CONVENTIONS = {
         "ties": "stable",
         "no_relevant": 0.0,
         "short_queries": "zero",
+        "ap_denominator": "relevant_in_k",
+    },
+    # The LETOR 4.0 script (Eval-Score-4.0.pl): as LETOR 3.0, except that
+    # precision pads queries shorter than k (_PER_METRIC below).
+    "letor4": {
+        "gain": "exponential",
+        "discount": "letor",
+        "ties": "stable",
+        "no_relevant": 0.0,
+        "short_queries": "zero",
+        "ap_denominator": "relevant_in_k",
     },
     # sklearn.metrics.ndcg_score / dcg_score.
     "sklearn": {
@@ -53,19 +68,45 @@ CONVENTIONS = {
         "ties": "average",
         "no_relevant": 0.0,
         "short_queries": "truncate",
+        "ap_denominator": "relevant_in_k",
+    },
+    # trec_eval (ndcg, ndcg_cut, map, map_cut, P, recall, recip_rank), with
+    # the rows of tied documents given in trec_eval's order (decreasing
+    # docno), which "stable" keeps.
+    "trec_eval": {
+        "gain": "linear",
+        "discount": "log2",
+        "ties": "stable",
+        "no_relevant": 0.0,
+        "short_queries": "pad",
+        "ap_denominator": "relevant",
     },
 }
 
+#: Where a preset's value differs for one metric: preset -> metric -> values.
+_PER_METRIC = {"letor4": {"precision_at_k": {"short_queries": "pad"}}}
+
 _CONVENTION_DOC = """\
-convention : {"skrank", "letor", "sklearn"}, default="skrank"
-        Named bundle of defaults for the five convention parameters below;
-        any of them given explicitly overrides the bundle. ``"skrank"``:
+convention : {"skrank", "letor", "letor4", "sklearn", "trec_eval"}, \
+default="skrank"
+        Named bundle of defaults for the convention parameters below; any of
+        them given explicitly overrides the bundle
+        (:data:`~skrank.metrics.CONVENTIONS` lists them). ``"skrank"``:
         exponential gain, ``log2`` discount, ``"average"`` ties, 0.0 for
         queries without relevant documents, ``"truncate"`` short queries.
         ``"letor"``: the official LETOR 3.0 evaluation script — exponential
         gain, ``"letor"`` discount, ``"stable"`` ties, 0.0, ``"zero"``.
+        ``"letor4"``: the LETOR 4.0 script — as ``"letor"``, except that
+        precision pads short queries (``"pad"``: P@k of a query of n < k
+        documents is its hits over k); NDCG@k of such a query is still 0.
         ``"sklearn"``: as :func:`sklearn.metrics.ndcg_score` — linear gain,
         ``log2`` discount, ``"average"`` ties, 0.0, ``"truncate"``.
+        ``"trec_eval"``: as trec_eval's ``ndcg``, ``ndcg_cut``, ``map``,
+        ``map_cut``, ``P``, ``recall`` and ``recip_rank`` — linear gain,
+        ``log2`` discount, ``"stable"`` ties, 0.0, ``"pad"``, AP divided by
+        the number of relevant documents; trec_eval orders tied documents by
+        decreasing document name, so give the rows of each query in that
+        order.
 
     ties : {"average", "stable", "pessimistic"}, default=None
         Order of documents with equal scores. ``"average"``: the expected
@@ -100,6 +141,16 @@ gain : {"exponential", "linear"}, default=None
         Discount of rank ``r`` (1-based): ``"log2"`` is ``1 / log2(r + 1)``;
         ``"letor"`` is ``1 / max(1, log2(r))`` as in the LETOR scripts. None
         takes the convention's value."""
+
+
+_AP_DENOMINATOR_DOC = """\
+ap_denominator : {"relevant_in_k", "relevant"}, default=None
+        What AP@k divides by, with :math:`R` relevant documents in the query.
+        ``"relevant_in_k"``: :math:`\\min(R, k)`, the most relevant documents
+        the top ``k`` can hold, so that a perfect ranking scores 1 at every
+        ``k`` (skrank's default). ``"relevant"``: :math:`R`, as trec_eval's
+        ``map_cut`` and ranx's ``map@k``. The two agree when ``k`` is None
+        or :math:`R \\le k`. None takes the convention's value."""
 
 
 _SAMPLE_WEIGHT_DOC = """\
@@ -140,9 +191,21 @@ def _common_params(*, graded=True):
     return params
 
 
-def _resolve(convention, **given):
-    """Fill the convention parameters left as None from the named bundle."""
+def _ap_params():
+    return {
+        **_common_params(graded=False),
+        "ap_denominator": [StrOptions({"relevant_in_k", "relevant"}), None],
+    }
+
+
+def _resolve(convention, metric=None, **given):
+    """Fill the convention parameters left as None from the named bundle.
+
+    ``metric`` (a function name) applies the bundle's values for that
+    metric (``_PER_METRIC``).
+    """
     resolved = dict(CONVENTIONS[convention])
+    resolved.update(_PER_METRIC.get(convention, {}).get(metric, {}))
     resolved.update({key: value for key, value in given.items() if value is not None})
     no_relevant = resolved["no_relevant"]
     if isinstance(no_relevant, bool) or (
@@ -322,7 +385,16 @@ def _finish(
 
 
 def _short_mask(ranking, k):
-    return None if k is None else ranking.layout.sizes < k
+    return None if k is None else ranking.layout.sizes < _clip_k(ranking, k)
+
+
+def _clip_k(ranking, k):
+    """``k``, or one more than the longest query when ``k`` is larger.
+
+    Any ``k`` beyond every query has the same cutoffs and short queries;
+    clipping keeps integer arithmetic in int64 for a ``k`` such as 2**63.
+    """
+    return min(k, ranking.layout.max_size + 1)
 
 
 def _ideal_dcg(layout, y_true, disc_table, gain):
@@ -400,6 +472,7 @@ def _doc(func):
         func.__doc__.replace("%(gain)s", _GAIN_DOC)
         .replace("%(convention)s", _CONVENTION_DOC)
         .replace("%(sample_weight)s", _SAMPLE_WEIGHT_DOC)
+        .replace("%(ap_denominator)s", _AP_DENOMINATOR_DOC)
     )
     return func
 
@@ -664,7 +737,8 @@ def precision_at_k(
     """
     _check_scalars(k, relevance_threshold)
     conv = _resolve(
-        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+        convention, "precision_at_k", ties=ties, no_relevant=no_relevant,
+        short_queries=short_queries,
     )
     ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
     sizes = ranking.layout.sizes
@@ -672,9 +746,9 @@ def precision_at_k(
     if k is None:
         denom = sizes
     elif conv["short_queries"] == "pad":
-        denom = np.full(sizes.shape, k)
+        denom = np.full(sizes.shape, float(k))
     else:
-        denom = np.minimum(sizes, k)
+        denom = np.minimum(sizes, _clip_k(ranking, k))
     per_query = hits / denom
     n_relevant = ranking.layout.sum(rel)
     return _finish(
@@ -689,7 +763,7 @@ def precision_at_k(
     )
 
 
-@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@validate_params(_ap_params(), prefer_skip_nested_validation=True)
 @_doc
 def average_precision_score(
     y_true,
@@ -704,6 +778,7 @@ def average_precision_score(
     ties=None,
     no_relevant=None,
     short_queries=None,
+    ap_denominator=None,
 ):
     r"""Average precision (AP@k) of each query; their mean is MAP.
 
@@ -733,6 +808,8 @@ def average_precision_score(
 
     %(convention)s
 
+    %(ap_denominator)s
+
     Returns
     -------
     score : float or ndarray of shape (n_queries,)
@@ -753,7 +830,12 @@ def average_precision_score(
         \sum_{r \le k,\ \pi(r) \text{ relevant}} P@r ,
 
     so a perfect ranking scores 1 (with ``k=None`` the normaliser is
-    :math:`R`, as in the LETOR scripts and TREC). With ``ties="average"`` the
+    :math:`R`, as in the LETOR scripts and TREC). trec_eval's ``map_cut_k``
+    and ranx's ``map@k`` divide by :math:`R` at every ``k`` instead
+    (``ap_denominator="relevant"``): a perfect ranking of a query with more
+    than ``k`` relevant documents then scores :math:`k / R`. skrank keeps
+    :math:`\min(R, k)` by default, so that AP@k, like NDCG@k, measures the
+    top ``k`` against the best the top ``k`` can hold. With ``ties="average"`` the
     exact expectation over random tie-breaking is used: a run of :math:`n`
     tied documents holding :math:`m` relevant ones, after :math:`a`
     documents of which :math:`A` are relevant, contributes
@@ -775,7 +857,8 @@ def average_precision_score(
     """
     _check_scalars(k, relevance_threshold)
     conv = _resolve(
-        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries,
+        ap_denominator=ap_denominator,
     )
     ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
     layout = ranking.layout
@@ -795,7 +878,10 @@ def average_precision_score(
             / rank
         )
     n_relevant = layout.sum(rel)
-    norm = n_relevant if k is None else np.minimum(n_relevant, k)
+    if k is None or conv["ap_denominator"] == "relevant":
+        norm = n_relevant
+    else:
+        norm = np.minimum(n_relevant, _clip_k(ranking, k))
     total = ranking.sum_top(contrib, k)
     per_query = np.divide(total, norm, out=np.zeros_like(total), where=norm > 0)
     return _finish(
@@ -810,7 +896,7 @@ def average_precision_score(
     )
 
 
-@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@validate_params(_ap_params(), prefer_skip_nested_validation=True)
 @_doc
 def map_score(
     y_true,
@@ -825,6 +911,7 @@ def map_score(
     ties=None,
     no_relevant=None,
     short_queries=None,
+    ap_denominator=None,
 ):
     """Mean average precision: :func:`average_precision_score` under its usual name.
 
@@ -853,6 +940,8 @@ def map_score(
 
     %(convention)s
 
+    %(ap_denominator)s
+
     Returns
     -------
     score : float or ndarray of shape (n_queries,)
@@ -880,4 +969,351 @@ def map_score(
         ties=ties,
         no_relevant=no_relevant,
         short_queries=short_queries,
+        ap_denominator=ap_denominator,
+    )
+
+
+@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@_doc
+def recall_at_k(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    relevance_threshold=1,
+    average=True,
+    sample_weight=None,
+    convention="skrank",
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Recall at rank ``k``: the fraction of the relevant documents in the top ``k``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance label of each row; relevant means
+        ``y_true >= relevance_threshold``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Cutoff rank. None uses the whole query (recall 1 for every query with
+        a relevant document).
+
+    relevance_threshold : float, default=1
+        Labels at or above this value are relevant.
+
+    average : bool, default=True
+        Return the mean over queries; if False, the per-query values in the
+        order of the sorted unique ``qid``.
+
+    %(sample_weight)s
+
+    %(convention)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        Mean recall@k over queries, or the per-query values.
+
+    See Also
+    --------
+    precision_at_k : The same hits divided by ``k``.
+
+    Notes
+    -----
+    With :math:`R` relevant documents in the query,
+    :math:`\mathrm{recall@k} = \frac{1}{R} \sum_{r=1}^{\min(k,n)}
+    [l_{\pi(r)} \ge t]`, as trec_eval's ``recall_k``. A query without
+    relevant documents takes ``no_relevant``; ``short_queries="zero"``
+    scores queries shorter than ``k`` as 0, ``"truncate"`` and ``"pad"``
+    are the same here. With ``ties="average"`` each rank holds the expected
+    relevance of its run of tied documents.
+
+    Examples
+    --------
+    >>> from skrank.metrics import recall_at_k
+    >>> recall_at_k([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 0, 0], k=2)
+    0.5
+    """
+    _check_scalars(k, relevance_threshold)
+    conv = _resolve(
+        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+    )
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    hits = ranking.sum_top(ranking.expected(rel), k)
+    n_relevant = ranking.layout.sum(rel)
+    per_query = np.divide(hits, n_relevant, out=np.zeros_like(hits), where=n_relevant > 0)
+    return _finish(
+        per_query, n_relevant == 0, _short_mask(ranking, k), conv, average,
+        "recall_at_k", layout=ranking.layout, sample_weight=sample_weight,
+    )
+
+
+def _cascade(ranking, p, discount, k):
+    r"""Per query, :math:`\sum_r D(r)\, p_r \prod_{i<r} (1 - p_i)` over the top ``k``.
+
+    The user of the cascade model examines the ranking from the top and
+    stops at rank :math:`r` with probability :math:`p_r`; ``discount[r]``
+    (0-based rank) is the utility :math:`D(r+1)` of stopping there. With
+    ``ranking.tie_runs`` (``ties="average"``) the value is the expectation
+    over every order of each run of tied documents. The product of the
+    :math:`1 - p_i` over a whole run is the same in every order, so runs
+    are independent: for a run after :math:`a` documents whose product is
+    :math:`P`, the probability to stop at its place :math:`j` is
+    :math:`P\,(M_{j-1} - M_j)`, where :math:`M_t` is the mean product of
+    :math:`1 - p` over the subsets of :math:`t` documents of the run. The
+    means come from the convex recursion over the run's documents
+    :math:`M^{(m)}_t = \frac{m-t}{m} M^{(m-1)}_t + \frac{t}{m} q_m
+    M^{(m-1)}_{t-1}`, for every run of a size class at once; its cost is
+    the run's length times :math:`\min(\text{length}, k)`.
+    """
+    layout = ranking.layout
+    q = 1.0 - p
+    before = layout.cumprod_before(q)
+    stop = p * before
+    if ranking.tie_runs is not None:
+        starts, sizes = ranking.tie_runs
+        depth = layout.max_size if k is None else min(k, layout.max_size)
+        # runs of several documents that start within the cutoff
+        tied = (sizes > 1) & (ranking.rank[starts] < depth)
+        starts, sizes = starts[tied], sizes[tied]
+        size_class = np.log2(sizes).astype(np.intp)
+        for cls in np.unique(size_class):
+            in_class = size_class == cls
+            _stop_in_runs(stop, q, before, starts[in_class], sizes[in_class], depth)
+    return ranking.sum_top(stop * ranking.at_rank(discount), k)
+
+
+def _stop_in_runs(stop, q, before, starts, sizes, depth):
+    """Write each run's probabilities of stopping at its places into ``stop``."""
+    width = int(sizes.max())
+    n_means = min(width, depth) + 1  # M_0 .. M_T
+    cols = np.arange(width)
+    valid = cols < sizes[:, None]
+    places = np.where(valid, starts[:, None] + cols, 0)
+    q_run = np.where(valid, q[places], 1.0)
+    t = np.arange(n_means, dtype=np.float64)
+    means = np.zeros((starts.shape[0], n_means))
+    means[:, 0] = 1.0
+    shifted = np.zeros_like(means)
+    for m in range(1, width + 1):
+        shifted[:, 1:] = means[:, :-1]
+        updated = ((m - t) / m) * means + (t / m) * q_run[:, m - 1 : m] * shifted
+        # past t = m both terms are 0; runs shorter than m are finished
+        means = np.where((sizes >= m)[:, None], np.maximum(updated, 0.0), means)
+    n_places = n_means - 1
+    keep = valid[:, :n_places]
+    probs = (means[:, :-1] - means[:, 1:]) * before[starts][:, None]
+    stop[places[:, :n_places][keep]] = probs[keep]
+
+
+@validate_params(_common_params(graded=False), prefer_skip_nested_validation=True)
+@_doc
+def mrr_score(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    relevance_threshold=1,
+    average=True,
+    sample_weight=None,
+    convention="skrank",
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Reciprocal rank of the first relevant document; their mean is MRR.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance label of each row; relevant means
+        ``y_true >= relevance_threshold``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        A first relevant document below rank ``k`` scores 0 (MRR@k). None
+        uses the whole query.
+
+    relevance_threshold : float, default=1
+        Labels at or above this value are relevant.
+
+    average : bool, default=True
+        Return the mean over queries (MRR); if False, the per-query
+        reciprocal ranks in the order of the sorted unique ``qid``.
+
+    %(sample_weight)s
+
+    %(convention)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        MRR, or the per-query reciprocal rank.
+
+    See Also
+    --------
+    err_score : The cascade model with graded stopping probabilities.
+
+    Notes
+    -----
+    :math:`\mathrm{RR@k} = 1 / r_1` if the first relevant document is at
+    rank :math:`r_1 \le k`, else 0 (trec_eval's ``recip_rank`` for
+    ``k=None``). A query without relevant documents takes
+    ``no_relevant``; ``short_queries="zero"`` scores queries shorter than
+    ``k`` as 0, ``"truncate"`` and ``"pad"`` are the same here. With
+    ``ties="average"`` the value is the exact expectation over random
+    tie-breaking: for a run of :math:`n` tied documents holding :math:`m`
+    relevant ones, the first of them is at place :math:`j` of the run with
+    probability :math:`\binom{n-j}{m-1} / \binom{n}{m}`.
+
+    Examples
+    --------
+    >>> from skrank.metrics import mrr_score
+    >>> mrr_score([0, 1, 1, 1, 0], [0.9, 0.8, 0.7, 0.2, 0.1], qid=[0, 0, 0, 1, 1])
+    0.75
+    """
+    _check_scalars(k, relevance_threshold)
+    conv = _resolve(
+        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+    )
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    reciprocal = 1.0 / np.arange(1, ranking.layout.max_size + 1)
+    per_query = _cascade(ranking, rel, reciprocal, k)
+    return _finish(
+        per_query, ranking.layout.sum(rel) == 0, _short_mask(ranking, k), conv,
+        average, "mrr_score", layout=ranking.layout, sample_weight=sample_weight,
+    )
+
+
+_err_params = _common_params(graded=False)
+del _err_params["relevance_threshold"]
+_err_params["max_grade"] = [Interval(numbers.Real, 0, None, closed="left"), None]
+
+
+@validate_params(_err_params, prefer_skip_nested_validation=True)
+@_doc
+def err_score(
+    y_true,
+    y_score,
+    *,
+    qid,
+    k=None,
+    max_grade=None,
+    average=True,
+    sample_weight=None,
+    convention="skrank",
+    ties=None,
+    no_relevant=None,
+    short_queries=None,
+):
+    r"""Expected reciprocal rank (ERR@k) of Chapelle et al., per query.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance label of each row, from 0 to ``max_grade``.
+
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order.
+
+    k : int, default=None
+        Only the top ``k`` ranks of each query count. None uses all.
+
+    max_grade : float, default=None
+        The highest grade of the relevance scale, :math:`g_{max}` (4 for
+        MSLR-WEB and Yahoo!, 2 for LETOR 3.0). None takes the largest label
+        of ``y_true``; give it explicitly when comparing ERR across data sets
+        or cross-validation folds, whose largest label may differ.
+
+    average : bool, default=True
+        Return the mean over queries; if False, the per-query values in the
+        order of the sorted unique ``qid``.
+
+    %(sample_weight)s
+
+    %(convention)s
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_queries,)
+        Mean ERR@k over queries, or the per-query values.
+
+    See Also
+    --------
+    mrr_score : The cascade model with binary relevance.
+    ndcg_score : A position model of the same graded labels.
+
+    Notes
+    -----
+    The cascade model: a user examines the ranking from the top, is
+    satisfied by the document at rank :math:`r` with probability
+    :math:`R_r = (2^{g_r} - 1) / 2^{g_{max}}` and then stops; ERR is the
+    expected reciprocal rank at which the user stops ([1]_, eq. 4 and
+    Algorithm 2),
+
+    .. math::
+
+        \mathrm{ERR@k} = \sum_{r=1}^{\min(k, n)} \frac{1}{r}\, R_r
+        \prod_{i=1}^{r-1} (1 - R_i).
+
+    ERR has its own gain and discount, so ``gain`` and ``discount`` are not
+    parameters. A query whose labels are all 0 has no relevant document and
+    takes ``no_relevant``; ``short_queries="zero"`` scores queries shorter
+    than ``k`` as 0, ``"truncate"`` and ``"pad"`` are the same here. With
+    ``ties="average"`` the value is the exact expectation over random
+    tie-breaking (the products over a run of tied documents are averaged
+    over its subsets of each size, see :func:`mrr_score`).
+
+    References
+    ----------
+    .. [1] O. Chapelle, D. Metzler, Y. Zhang and P. Grinspan, "Expected
+       reciprocal rank for graded relevance", CIKM 2009.
+
+    Examples
+    --------
+    >>> from skrank.metrics import err_score
+    >>> round(err_score([2, 0, 1], [0.9, 0.8, 0.1], qid=[0, 0, 0]), 4)
+    0.7708
+    """
+    _check_scalars(k)
+    conv = _resolve(
+        convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
+    )
+    ranking = _Ranking(y_true, y_score, qid, conv["ties"])
+    labels = ranking.labels
+    top = labels.max() if max_grade is None else max_grade
+    if labels.min() < 0 or labels.max() > top:
+        raise ValueError(
+            f"err_score needs labels from 0 to max_grade={top:g}; y_true has "
+            f"labels from {labels.min():g} to {labels.max():g}."
+        )
+    if top > 1000:
+        raise ValueError(
+            f"err_score: max_grade={top:g} overflows the gain 2**g; it must be "
+            "at most 1000."
+        )
+    satisfied = np.exp2(labels - top) - np.exp2(-top)
+    reciprocal = 1.0 / np.arange(1, ranking.layout.max_size + 1)
+    per_query = _cascade(ranking, satisfied, reciprocal, k)
+    return _finish(
+        per_query, ranking.layout.max(labels) <= 0, _short_mask(ranking, k), conv,
+        average, "err_score", layout=ranking.layout, sample_weight=sample_weight,
     )

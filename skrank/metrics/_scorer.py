@@ -11,9 +11,12 @@ from ..utils._sklearn_compat import make_metadata_request
 from ._ranking import (
     average_precision_score,
     dcg_score,
+    err_score,
     map_score,
+    mrr_score,
     ndcg_score,
     precision_at_k,
+    recall_at_k,
 )
 
 __all__ = ["RankingScorer", "get_ranking_scorer", "make_ranking_scorer"]
@@ -25,6 +28,9 @@ _METRICS = {
     "ap": average_precision_score,
     "precision": precision_at_k,
     "p": precision_at_k,
+    "recall": recall_at_k,
+    "mrr": mrr_score,
+    "err": err_score,
 }
 
 _NAME_PATTERN = re.compile(r"^(?P<metric>[a-z]+)(?:@(?P<k>\d+))?$")
@@ -229,7 +235,8 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
 
     Parameters
     ----------
-    metric : {"ndcg", "dcg", "map", "ap", "precision", "p"} or callable
+    metric : {"ndcg", "dcg", "map", "ap", "precision", "p", "recall", "mrr", \
+"err"} or callable
         A metric name, or a function ``metric(y_true, y_score, *, qid, k,
         **conventions)`` that returns a float (higher is better).
     k : int, default=None
@@ -308,8 +315,8 @@ def get_ranking_scorer(name):
     ----------
     name : str or RankingScorer
         ``"<metric>"`` or ``"<metric>@<k>"`` with metric one of ``ndcg``,
-        ``dcg``, ``map``, ``ap``, ``precision`` (alias ``p``), using
-        skrank's default conventions. A :class:`RankingScorer` is returned
+        ``dcg``, ``map``, ``ap``, ``precision`` (alias ``p``), ``recall``,
+        ``mrr``, ``err``, using skrank's default conventions. A :class:`RankingScorer` is returned
         unchanged.
 
     Returns
