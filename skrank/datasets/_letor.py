@@ -40,6 +40,17 @@ _CR_LINE_END = re.compile(rb"\r\n?")
 _INT64 = np.iinfo(np.int64)
 
 
+def _reject_bool(value, name, expected):
+    """Raise a TypeError if ``value`` is a bool.
+
+    ``validate_params`` takes ``True`` and ``False`` for the integers 1 and 0
+    (``bool`` is a subclass of ``int``), so an ``Interval(Integral, ...)``
+    constraint alone lets ``fold=True`` load ``Fold1``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {expected}, got {name}={value!r}.")
+
+
 def _open_binary(path):
     """Open ``path`` for binary reading, decompressing as scikit-learn does.
 
@@ -295,6 +306,9 @@ def load_letor(
         ``0:`` while ``zero_based=False``, more features than ``n_features``,
         or if ``return_docids=True`` and a data line has no docid. The
         message names the file and, for a bad line, its line number.
+    TypeError
+        If ``n_features`` is a bool (``validate_params`` alone would take
+        ``True`` for 1).
     FileNotFoundError
         If ``path`` does not exist.
 
@@ -356,6 +370,7 @@ def load_letor(
     >>> docids.tolist()
     ['d1', 'd2', 'd3']
     """
+    _reject_bool(n_features, "n_features", "an int >= 1 or None")
     (result,) = _load_files(
         [path],
         n_features=n_features,
@@ -449,6 +464,9 @@ def load_letor_fold(
     FileNotFoundError
         If one of the three files is missing; the message lists every path
         that was tried.
+    TypeError
+        If ``fold`` or ``n_features`` is a bool (``fold=True`` is not
+        ``Fold1``).
     ValueError
         If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"``, or a
         file is rejected by :func:`load_letor` (no ``qid:`` fields, a feature
@@ -483,6 +501,8 @@ def load_letor_fold(
     >>> data.test[2]
     array([3, 3])
     """
+    _reject_bool(fold, "fold", "an int in 1 .. 5 or one of 'Fold1' .. 'Fold5'")
+    _reject_bool(n_features, "n_features", "an int >= 1 or None")
     folder = Path(root) / _fold_name(fold)
     paths = []
     missing = []
