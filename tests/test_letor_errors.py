@@ -4,8 +4,14 @@ One test per cause (issue 27): bools taken for integers, corrupt compressed
 files, lines scikit-learn's parser rejects, non-finite values.
 """
 
+import bz2
+import gzip
+import re
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skrank.datasets import load_letor, load_letor_fold, make_ranking, make_web_ranking
 
@@ -14,6 +20,11 @@ GOOD = (
     "0 qid:1 1:0.2 2:0.3 #docid = d2\n"
     "1 qid:2 1:0.9 2:0.7 #docid = d3\n"
 )
+
+
+# GOOD repeated to a few hundred lines, so that its compressed forms have
+# several blocks' worth of data to cut and damage.
+LONG = GOOD * 100
 
 
 def _write_bytes(path, data):
@@ -75,3 +86,132 @@ def test_integer_parameters_still_take_numpy_integers(fold_root):
     assert data.train[0].shape == (3, 3)
     X, _, _ = make_ranking(n_queries=np.int64(2), n_docs=np.int8(3), random_state=0)
     assert X.shape == (6, 10)
+
+
+# --------------------------------------------------------------------------
+# Cause 5: corrupt compressed files
+# --------------------------------------------------------------------------
+
+
+def _gzip(data):
+    return gzip.compress(data, mtime=0)
+
+
+def _raises_naming(path, pattern):
+    """``pytest.raises`` for a ValueError whose message starts by naming ``path``."""
+    return pytest.raises(
+        ValueError, match=rf"^The file {re.escape(repr(str(path)))} {pattern}"
+    )
+
+
+def test_truncated_gzip_names_file(shared_data, tmp_path):
+    # A real LETOR file cut in the middle, as an interrupted download leaves it.
+    data = (shared_data / "ohsumed" / "Fold1" / "test.txt.gz").read_bytes()
+    path = _write_bytes(tmp_path / "test.txt.gz", data[: len(data) // 2])
+    with _raises_naming(path, "is truncated: its gzip data end before") as excinfo:
+        load_letor(path)
+    assert isinstance(excinfo.value.__cause__, EOFError)
+
+
+def test_truncated_bz2_names_file(tmp_path):
+    data = bz2.compress(LONG.encode())
+    path = _write_bytes(tmp_path / "train.txt.bz2", data[:-10])
+    with _raises_naming(path, "is truncated: its bzip2 data end before"):
+        load_letor(path)
+
+
+def test_plain_text_named_gz_names_file(tmp_path):
+    path = _write_bytes(tmp_path / "train.txt.gz", GOOD.encode())
+    pattern = r"is not a valid gzip file: its name ends in '.gz' .* starts with b'2 '"
+    with _raises_naming(path, pattern) as excinfo:
+        load_letor(path)
+    assert isinstance(excinfo.value.__cause__, gzip.BadGzipFile)
+
+
+def test_plain_text_named_bz2_names_file(tmp_path):
+    path = _write_bytes(tmp_path / "train.txt.bz2", GOOD.encode())
+    with _raises_naming(path, r"is not a valid bzip2 file: its name ends in '.bz2'"):
+        load_letor(path)
+
+
+def test_gzip_bad_crc_names_file(tmp_path):
+    data = bytearray(_gzip(LONG.encode()))
+    data[-8] ^= 0x01  # the stored CRC-32 (little-endian), bytes -8 .. -5
+    path = _write_bytes(tmp_path / "train.txt.gz", bytes(data))
+    with _raises_naming(path, r"failed its CRC check: its gzip data are corrupt"):
+        load_letor(path)
+
+
+def test_gzip_bad_length_names_file(tmp_path):
+    data = bytearray(_gzip(LONG.encode()))
+    data[-1] ^= 0x01  # the stored length modulo 2**32, bytes -4 .. -1
+    path = _write_bytes(tmp_path / "train.txt.gz", bytes(data))
+    with _raises_naming(path, r"failed its length check: its gzip data are corrupt"):
+        load_letor(path)
+
+
+def test_gzip_corrupt_deflate_data_names_file(tmp_path):
+    # A gzip header, then a final deflate block of the reserved type 3
+    # (bits 1, 11): zlib.error "invalid block type".
+    header = b"\x1f\x8b\x08\x00" + bytes(4) + b"\x00\xff"
+    path = _write_bytes(tmp_path / "train.txt.gz", header + b"\x07" + bytes(20))
+    with _raises_naming(path, r"is a corrupt gzip file \(error: .*invalid block type"):
+        load_letor(path)
+
+
+def test_gzip_trailing_garbage_names_file(tmp_path):
+    path = _write_bytes(tmp_path / "train.txt.gz", _gzip(GOOD.encode()) + b"garbage")
+    pattern = r"is a corrupt gzip file: bytes that are not gzip follow its first"
+    with _raises_naming(path, pattern):
+        load_letor(path)
+
+
+def test_corrupt_bz2_names_file(tmp_path):
+    data = bytearray(bz2.compress(LONG.encode()))
+    data[len(data) // 2] ^= 0x55
+    path = _write_bytes(tmp_path / "train.txt.bz2", bytes(data))
+    with _raises_naming(path, r"is a corrupt bzip2 file \(OSError: Invalid data"):
+        load_letor(path)
+
+
+def test_load_letor_fold_corrupt_split_names_its_file(fold_root):
+    vali = fold_root / "Fold2" / "vali.txt"
+    vali.unlink()
+    path = _write_bytes(vali.with_suffix(".txt.gz"), _gzip(GOOD.encode())[:-3])
+    with _raises_naming(path, "is truncated"):
+        load_letor_fold(fold_root, 2)
+
+
+@pytest.fixture(scope="module")
+def long_gzip():
+    return _gzip(LONG.encode())
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_truncation_of_gzip_names_file(tmp_path, long_gzip, data):
+    cut = data.draw(st.integers(0, len(long_gzip) - 1), label="cut")
+    path = _write_bytes(tmp_path / "cut.txt.gz", long_gzip[:cut])
+    # An empty file is an empty gzip stream, a file without data lines.
+    with _raises_naming(path, "is truncated" if cut else "has no data lines"):
+        load_letor(path)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_damaged_gzip_byte_loads_the_same_or_names_file(tmp_path, long_gzip, data):
+    where = data.draw(st.integers(0, len(long_gzip) - 1), label="where")
+    flip = data.draw(st.integers(1, 255), label="flip")
+    damaged = bytearray(long_gzip)
+    damaged[where] ^= flip
+    path = _write_bytes(tmp_path / "damaged.txt.gz", bytes(damaged))
+    try:
+        got = load_letor(path)
+    except ValueError as exc:
+        assert str(exc).startswith(f"The file {str(path)!r} ")
+    else:  # a byte of the header the reader does not check (mtime, OS)
+        expected = load_letor(_write_bytes(tmp_path / "good.txt.gz", long_gzip))
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)

@@ -15,6 +15,7 @@ import gzip
 import io
 import os
 import re
+import zlib
 from itertools import islice
 from numbers import Integral
 from pathlib import Path
@@ -65,15 +66,67 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+# The signature a compressed file starts with, by extension.
+_COMPRESSED = {".gz": ("gzip", b"\x1f\x8b"), ".bz2": ("bzip2", b"BZh")}
+
+
+def _decompression_problem(path, exc):
+    """What is wrong with the compressed file ``path``, whose reading raised ``exc``.
+
+    The file's first bytes tell a file that is no such file at all (plain
+    text named ``.gz``) from a damaged one; the messages of :mod:`gzip`
+    tell a failed CRC or length check from other damage.
+    """
+    ext = os.path.splitext(path)[1]
+    kind, signature = _COMPRESSED[ext]
+    with open(path, "rb") as f:
+        head = f.read(len(signature))
+    message = str(exc)
+    if isinstance(exc, EOFError) or (
+        len(head) < len(signature) and signature.startswith(head)
+    ):
+        return f"is truncated: its {kind} data end before the end-of-stream marker"
+    if head != signature:
+        return (
+            f"is not a valid {kind} file: its name ends in {ext!r} but it does "
+            f"not start with the {kind} signature {signature!r} (it starts "
+            f"with {head!r}; a plain-text file must not be named {ext!r})"
+        )
+    if message.startswith("CRC check failed"):
+        return f"failed its CRC check: its {kind} data are corrupt ({message})"
+    if message.startswith("Incorrect length"):
+        return f"failed its length check: its {kind} data are corrupt ({message})"
+    if message.startswith("Not a gzipped file"):
+        return (
+            f"is a corrupt {kind} file: bytes that are not {kind} follow its "
+            f"first {kind} stream ({message})"
+        )
+    return f"is a corrupt {kind} file ({type(exc).__name__}: {message})"
+
+
 def _read_text(path):
     """The bytes of ``path``, decompressed, with every line ending ``"\\n"``.
 
     scikit-learn's parser and the docid reader split lines at ``"\\n"``
     only; a file that ends its lines with a lone ``"\\r"`` would otherwise be
     one line, its ``#docid`` comment hiding every row after the first.
+
+    A compressed file that cannot be decompressed raises a ``ValueError``
+    naming it; the errors of the decompressors (``EOFError``,
+    ``gzip.BadGzipFile``, ``zlib.error``, ``OSError``) name no file. An
+    ``OSError`` with an ``errno`` is a failure of the disk, not of the data,
+    and is left as it is.
     """
     with _open_binary(path) as f:
-        text = f.read()
+        try:
+            text = f.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            compressed = os.path.splitext(path)[1] in _COMPRESSED
+            if not compressed or isinstance(exc, OSError) and exc.errno is not None:
+                raise
+            raise ValueError(
+                f"The file {os.fspath(path)!r} {_decompression_problem(path, exc)}."
+            ) from exc
     if b"\r" in text:
         text = _CR_LINE_END.sub(b"\n", text)
     return text
@@ -304,8 +357,12 @@ def load_letor(
         If the file has no ``qid:`` fields (or only some of its lines have
         one), a qid that is not an integer in the int64 range, a feature
         ``0:`` while ``zero_based=False``, more features than ``n_features``,
-        or if ``return_docids=True`` and a data line has no docid. The
-        message names the file and, for a bad line, its line number.
+        or if ``return_docids=True`` and a data line has no docid. Also if a
+        ``.gz`` or ``.bz2`` file cannot be decompressed: it is truncated, is
+        not compressed at all, fails its CRC or length check or is otherwise
+        corrupt (the error of :mod:`gzip`, :mod:`bz2` or :mod:`zlib` is
+        chained as the cause). The message names the file and, for a bad
+        line, its line number.
     TypeError
         If ``n_features`` is a bool (``validate_params`` alone would take
         ``True`` for 1).
