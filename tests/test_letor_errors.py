@@ -215,3 +215,165 @@ def test_any_damaged_gzip_byte_loads_the_same_or_names_file(tmp_path, long_gzip,
         expected = load_letor(_write_bytes(tmp_path / "good.txt.gz", long_gzip))
         for a, b in zip(got, expected):
             np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# Cause 6: lines scikit-learn's parser rejects, located
+# --------------------------------------------------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _raises_at_line(path, lineno, pattern):
+    """``pytest.raises`` for a ValueError naming line ``lineno`` of ``path``."""
+    return pytest.raises(
+        ValueError, match=rf"^Line {lineno} of {re.escape(repr(str(path)))} {pattern}"
+    )
+
+
+def _bad_file(tmp_path, last_line, name="bad.txt"):
+    """GOOD, a comment and a blank line, then ``last_line`` as line 6."""
+    text = GOOD.encode() + b"# a comment\n\n" + last_line
+    return _write_bytes(tmp_path / name, text)
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_utf8_bom_is_stripped(tmp_path, suffix):
+    def write(name, data):
+        return _write_bytes(tmp_path / (name + suffix),
+                            _gzip(data) if suffix.endswith(".gz") else data)
+
+    plain = write("plain", LONG.encode())
+    bom = write("bom", BOM + LONG.encode())
+    for a, b in zip(load_letor(bom, return_docids=True),
+                    load_letor(plain, return_docids=True)):
+        np.testing.assert_array_equal(a, b)
+    # The mark is not a line: a bad line keeps its number.
+    bad = write("bad", BOM + b"1 qid:1 1:0.5\n1 qid:1 x:0.5\n")
+    with _raises_at_line(bad, 2, "has a feature index 'x'"):
+        load_letor(bad)
+
+
+# Lines of a valid file, in any order and number (at least one data line).
+valid_texts = st.lists(
+    st.sampled_from(GOOD.splitlines(keepends=True) + ["# comment\n", "\n"]),
+    min_size=1, max_size=12,
+).map("".join).filter(lambda text: "qid" in text)
+
+
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=valid_texts)
+def test_utf8_bom_file_loads_as_without(tmp_path, text):
+    plain = _write_bytes(tmp_path / "plain.txt", text.encode())
+    bom = _write_bytes(tmp_path / "bom.txt", BOM + text.encode())
+    for a, b in zip(load_letor(bom, return_docids=True),
+                    load_letor(plain, return_docids=True)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_truncated_last_line_names_file_and_line(tmp_path):
+    # The last line of a file cut after "2:", without its end of line.
+    path = _bad_file(tmp_path, b"1 qid:3 1:0.5 2:")
+    pattern = r"has a feature '2:' without a value; the line reads '1 qid:3 1:0.5 2:'\.$"
+    with _raises_at_line(path, 6, pattern) as excinfo:
+        load_letor(path)
+    # scikit-learn's message is kept as the cause.
+    assert isinstance(excinfo.value.__cause__, ValueError)
+    assert "could not convert string to float" in str(excinfo.value.__cause__)
+
+
+def test_missing_label_names_file_and_line(tmp_path):
+    path = _bad_file(tmp_path, b"qid:3 1:0.5 #docid = d4\n")
+    pattern = (r"has no label: its first field 'qid:3' is not a number; "
+               r"the line reads 'qid:3 1:0.5 #docid = d4'\.$")
+    with _raises_at_line(path, 6, pattern):
+        load_letor(path)
+
+
+def test_two_qid_fields_names_file_and_line(tmp_path):
+    path = _bad_file(tmp_path, b"1 qid:3 qid:4 1:0.5\n")
+    pattern = r"has 2 'qid:' fields, where one is expected; the line reads '1 qid:3 qid:4"
+    with _raises_at_line(path, 6, pattern):
+        load_letor(path)
+
+
+def test_non_utf8_byte_in_number_names_file_and_line(tmp_path):
+    path = _bad_file(tmp_path, b"1 qid:3 1:0.\xff5\n")
+    pattern = (r"has a feature value '0\.\\xff5' that is not a number: it holds a "
+               r"byte that is not UTF-8 \(in '1:0\.\\xff5'\)")
+    with _raises_at_line(path, 6, pattern):
+        load_letor(path)
+
+
+def test_non_integer_feature_index_names_file_and_line(tmp_path):
+    path = _bad_file(tmp_path, b"1 qid:3 x:0.1\n")
+    pattern = r"has a feature index 'x' that is not an integer \(in 'x:0\.1'\)"
+    with _raises_at_line(path, 6, pattern):
+        load_letor(path)
+
+
+@pytest.mark.parametrize(
+    "line, pattern",
+    [
+        (b"abc qid:3 1:0.5", r"has a label 'abc' that is not a number;"),
+        (b"1 1:0.5 qid:3", r"has its qid field 'qid:3' after a feature;"),
+        (b"1 qid 1:0.5", r"has a field 'qid' that is not '<index>:<value>';"),
+        (b"1 qid:3 0.5", r"has a field '0\.5' that is not '<index>:<value>';"),
+        (b"1 qid:3 2:0.5 1:0.5", r"has feature indices that do not increase \(2 then 1\)"),
+        (b"1 qid:3 1:0.5 1:0.5", r"has feature indices that do not increase \(1 then 1\)"),
+        (b"1 qid:3 -1:0.5", r"has a feature index -1 out of the range 0 \.\. 2147483647"),
+        (b"1 qid:3 2147483648:0.5", r"has a feature index 2147483648 out of the range"),
+        (b"1 qid:3 1:abc", r"has a feature value 'abc' that is not a number \(in '1:abc'\)"),
+    ],
+    ids=["label", "qid-after-feature", "qid-without-colon", "no-colon",
+         "decreasing", "repeated", "negative", "beyond-int", "value"],
+)
+def test_other_unparsable_lines_name_file_and_line(tmp_path, line, pattern):
+    path = _bad_file(tmp_path, line + b"\n")
+    with _raises_at_line(path, 6, pattern):
+        load_letor(path)
+
+
+def test_long_bad_line_is_shortened(tmp_path):
+    line = b"1 qid:3 " + b" ".join(b"%d:0.5" % k for k in range(1, 200)) + b" 200:"
+    path = _bad_file(tmp_path, line)
+    with _raises_at_line(path, 6, r"has a feature '200:' without a value") as excinfo:
+        load_letor(path)
+    shown = str(excinfo.value).split("the line reads ")[1]
+    assert shown == repr(line[:77] + b"...")[1:] + "."
+
+
+def test_bad_line_of_real_file_names_file_and_line(shared_data, tmp_path):
+    with gzip.open(shared_data / "ohsumed" / "Fold1" / "test.txt.gz", "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    lines[2999] = lines[2999].replace(b" 7:", b" x:", 1)
+    path = _write_bytes(tmp_path / "test.txt.gz", _gzip(b"".join(lines)))
+    with _raises_at_line(path, 3000, r"has a feature index 'x' that is not an integer"):
+        load_letor(path)
+
+
+def test_load_letor_fold_bad_line_names_its_file(fold_root):
+    path = _bad_file(fold_root / "Fold4", b"1 qid:3 x:0.1\n", name="test.txt")
+    with _raises_at_line(path, 6, r"has a feature index 'x'"):
+        load_letor_fold(fold_root, 4)
+
+
+BAD_FIELDS = [b"2:", b"x:0.1", b"qid:9", b"0.5", b"3:0.\xff5", b"1:nope"]
+
+
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from(GOOD.splitlines() + ["# comment", ""]),
+                      min_size=1, max_size=30),
+       where=st.integers(0, 30), field=st.sampled_from(BAD_FIELDS),
+       newline=st.sampled_from(["\n", "\r\n", "\r"]))
+def test_first_bad_line_is_named_wherever_it_is(tmp_path, lines, where, field, newline):
+    # A bad field appended to a line of qid 5: the error names that line,
+    # counting blank and comment lines and every kind of line end.
+    where = min(where, len(lines))
+    lines = [line.encode() for line in lines]
+    lines.insert(where, b"1 qid:5 2:0.5 " + field)
+    path = _write_bytes(tmp_path / "bad.txt", newline.encode().join(lines))
+    with _raises_at_line(path, where + 1, r"has "):
+        load_letor(path)

@@ -11,6 +11,7 @@ five-fold ``Fold1`` .. ``Fold5`` layout of the LETOR benchmarks.
 """
 
 import bz2
+import codecs
 import gzip
 import io
 import os
@@ -107,6 +108,8 @@ def _decompression_problem(path, exc):
 def _read_text(path):
     """The bytes of ``path``, decompressed, with every line ending ``"\\n"``.
 
+    A UTF-8 byte order mark at the start of the text is dropped.
+
     scikit-learn's parser and the docid reader split lines at ``"\\n"``
     only; a file that ends its lines with a lone ``"\\r"`` would otherwise be
     one line, its ``#docid`` comment hiding every row after the first.
@@ -127,6 +130,10 @@ def _read_text(path):
             raise ValueError(
                 f"The file {os.fspath(path)!r} {_decompression_problem(path, exc)}."
             ) from exc
+    if text.startswith(codecs.BOM_UTF8):
+        # Some editors start a UTF-8 file with a byte order mark, which
+        # scikit-learn's parser would read as part of the first label.
+        text = text[len(codecs.BOM_UTF8):]
     if b"\r" in text:
         text = _CR_LINE_END.sub(b"\n", text)
     return text
@@ -220,6 +227,154 @@ def _qid_problem(value):
     return None
 
 
+# What scikit-learn's parser raises on a line it cannot read: ValueError
+# (float(), int(), a field without ":"), OverflowError (an index beyond C int).
+_PARSE_ERRORS = (ValueError, OverflowError)
+# The largest feature index scikit-learn's parser holds (a C int).
+_MAX_INDEX = np.iinfo(np.intc).max
+# How much of a bad line an error message shows.
+_SHOWN_LINE_LENGTH = 80
+
+
+def _parse(text):
+    """``X, y`` of the LETOR text ``text``, its indices as written, no qid."""
+    return load_svmlight_file(
+        io.BytesIO(text), dtype=np.float64, zero_based=True, query_id=False
+    )
+
+
+def _first_unparsable_line(text):
+    """The 1-based number of the first line of ``text`` :func:`_parse` rejects.
+
+    scikit-learn's parser reads every line on its own, so the lines it
+    rejects are found by bisection over halves of the text: the first half
+    is parsed, and the search goes on in it if it fails, in the second half
+    otherwise. That parses about the whole text once more, in C, with no
+    Python loop over lines. Returns None if the line found parses after all
+    (the error was not in one line).
+    """
+    ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n")) + 1
+    # Line i (0-based) is text[bounds[i]:bounds[i + 1]].
+    bounds = np.concatenate(([0], ends, [len(text)] if text[-1:] != b"\n" else []))
+    bounds = bounds.astype(np.int64)
+
+    def fails(first, stop):
+        try:
+            _parse(text[bounds[first] : bounds[stop]])
+        except _PARSE_ERRORS:
+            return True
+        return False
+
+    low, high = 0, len(bounds) - 1  # the bad line is in lines [low, high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fails(low, middle):
+            high = middle
+        else:
+            low = middle
+    return low + 1 if high > low and fails(low, high) else None
+
+
+def _shown(data, limit=None):
+    """The bytes ``data`` quoted for a message, cut to ``limit`` bytes."""
+    if limit is not None and len(data) > limit:
+        return repr(data[: limit - 3] + b"...")[1:]
+    return repr(data)[1:]
+
+
+def _not_a_number(field):
+    """Why the bytes ``field`` are no number (a non-UTF-8 byte, or simply not)."""
+    try:
+        field.decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not a number: it holds a byte that is not UTF-8"
+    return "is not a number"
+
+
+def _line_problem(line):
+    """Why scikit-learn's parser rejects the line ``line``, in words, or None.
+
+    The checks follow the parser's: a label that ``float()`` reads, an
+    optional ``qid:`` field right after it, then ``<index>:<value>`` fields
+    with ``int()`` indices, increasing, and ``float()`` values.
+    """
+    fields = line.partition(b"#")[0].split()
+    if not fields:
+        return None
+    label, features = fields[0], fields[1:]
+    try:
+        float(label)
+    except ValueError:
+        if b":" in label:
+            return f"has no label: its first field {_shown(label)} is not a number"
+        return f"has a label {_shown(label)} that {_not_a_number(label)}"
+    n_qid = sum(field.startswith(b"qid:") for field in fields)
+    if n_qid > 1:
+        return f"has {n_qid} 'qid:' fields, where one is expected"
+    if features and features[0].startswith(b"qid:"):
+        features = features[1:]
+    previous = -1
+    for field in features:
+        written, colon, value = field.partition(b":")
+        if field.startswith(b"qid:"):
+            return (
+                f"has its qid field {_shown(field)} after a feature; it must "
+                "come right after the label"
+            )
+        if not colon:
+            return f"has a field {_shown(field)} that is not '<index>:<value>'"
+        try:
+            index = int(written)
+        except ValueError:
+            return (
+                f"has a feature index {_shown(written)} that is not an integer "
+                f"(in {_shown(field)})"
+            )
+        if index < 0 or index > _MAX_INDEX:
+            return (
+                f"has a feature index {index} out of the range 0 .. {_MAX_INDEX} "
+                f"that scikit-learn's parser reads (in {_shown(field)})"
+            )
+        if index <= previous:
+            return (
+                f"has feature indices that do not increase ({previous} then "
+                f"{index}); the indices of a line must be sorted and unique"
+            )
+        if not value:
+            return f"has a feature {_shown(field)} without a value"
+        try:
+            float(value)
+        except ValueError:
+            return (
+                f"has a feature value {_shown(value)} that {_not_a_number(value)} "
+                f"(in {_shown(field)})"
+            )
+        previous = index
+    return None
+
+
+def _parse_error(text, path, exc):
+    """The ValueError for ``exc``, raised by scikit-learn's parser on ``text``.
+
+    It names the file, and the first line the parser rejects with the reason
+    in words (scikit-learn's own message when none is found) and the start of
+    the line. Only called once parsing has failed: the search for the line
+    costs about one more parse.
+    """
+    path = os.fspath(path)
+    lineno = _first_unparsable_line(text)
+    if lineno is None:  # pragma: no cover - the parser reads lines one by one
+        return ValueError(
+            f"The file {path!r} cannot be parsed as LETOR / SVMlight text: {exc}"
+        )
+    line = text.split(b"\n", lineno)[lineno - 1]
+    problem = _line_problem(line) or f"cannot be parsed ({exc})"
+    return ValueError(
+        f"Line {lineno} of {path!r} {problem}; the line reads "
+        f"{_shown(line, _SHOWN_LINE_LENGTH)}."
+    )
+
+
 def _shift_to_one_based(X, text, path):
     """Turn the columns of ``X``, parsed as zero-based, to one-based, in place.
 
@@ -252,9 +407,10 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
     results = []
     for path in paths:
         text = _read_text(path)
-        X, y = load_svmlight_file(
-            io.BytesIO(text), dtype=np.float64, zero_based=True, query_id=False
-        )
+        try:
+            X, y = _parse(text)
+        except _PARSE_ERRORS as exc:
+            raise _parse_error(text, path, exc) from exc
         qid = _read_qid(text, path, X.shape[0])
         if not zero_based:
             _shift_to_one_based(X, text, path)
@@ -357,7 +513,12 @@ def load_letor(
         If the file has no ``qid:`` fields (or only some of its lines have
         one), a qid that is not an integer in the int64 range, a feature
         ``0:`` while ``zero_based=False``, more features than ``n_features``,
-        or if ``return_docids=True`` and a data line has no docid. Also if a
+        or if ``return_docids=True`` and a data line has no docid. Also if
+        scikit-learn's parser rejects a line (a feature without a value, a
+        line without a label, two ``qid:`` fields, a feature index or value
+        that is not a number, indices that do not increase, ...): the message
+        names the first such line, says what is wrong with it and shows its
+        start, and scikit-learn's error is chained as the cause. Also if a
         ``.gz`` or ``.bz2`` file cannot be decompressed: it is truncated, is
         not compressed at all, fails its CRC or length check or is otherwise
         corrupt (the error of :mod:`gzip`, :mod:`bz2` or :mod:`zlib` is
@@ -389,7 +550,9 @@ def load_letor(
     Lines may end in ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files);
     the file is read into memory once and its line endings are made
     ``\\n`` before parsing, so rows, qids and docids agree in every case and
-    a line number in an error message counts every kind of line end.
+    a line number in an error message counts every kind of line end. A UTF-8
+    byte order mark at the start of the file, which some editors write, is
+    dropped.
 
     There is no ``zero_based="auto"``, unlike
     :func:`sklearn.datasets.load_svmlight_file`: that heuristic decides per
