@@ -377,3 +377,71 @@ def test_first_bad_line_is_named_wherever_it_is(tmp_path, lines, where, field, n
     path = _write_bytes(tmp_path / "bad.txt", newline.encode().join(lines))
     with _raises_at_line(path, where + 1, r"has "):
         load_letor(path)
+
+
+# --------------------------------------------------------------------------
+# Cause 7: non-finite values warn
+# --------------------------------------------------------------------------
+
+
+def _warns_naming(path, pattern):
+    return pytest.warns(
+        UserWarning, match=rf"^The file {re.escape(repr(str(path)))} has {pattern}"
+    )
+
+
+def test_nan_label_warns_naming_file_and_count(tmp_path):
+    path = _bad_file(tmp_path, b"nan qid:3 1:0.5\nNaN qid:3 1:0.7\n")
+    with _warns_naming(path, r"2 non-finite labels \(the first on line 6\): NaN or "
+                             r"infinity, loaded as they are\.$") as record:
+        X, y, qid = load_letor(path)
+    assert len(record) == 1
+    # Loaded as before.
+    assert np.isnan(y[-2:]).all() and np.isfinite(y[:-2]).all()
+    np.testing.assert_array_equal(X[-2:, 0], [0.5, 0.7])
+
+
+def test_infinite_label_warns_naming_file_and_count(tmp_path):
+    path = _bad_file(tmp_path, b"-inf qid:3 1:0.5\n")
+    with _warns_naming(path, r"1 non-finite label \(the first on line 6\)"):
+        _, y, _ = load_letor(path)
+    assert y[-1] == -np.inf
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_non_finite_features_warn_naming_file_and_count(tmp_path, dense):
+    path = _bad_file(tmp_path, b"1 qid:3 1:inf 2:nan\n0 qid:3 1:-Infinity\n")
+    pattern = r"3 non-finite feature values \(the first on line 6\): NaN or infinity"
+    with _warns_naming(path, pattern):
+        X, _, _ = load_letor(path, dense=dense)
+    X = X if dense else X.toarray()
+    np.testing.assert_array_equal(X[-2:], [[np.inf, np.nan], [-np.inf, 0.0]])
+
+
+def test_non_finite_labels_and_features_warn_once(tmp_path):
+    path = _bad_file(tmp_path, b"1 qid:3 1:0.5\nnan qid:3 2:inf\n")
+    pattern = (r"1 non-finite label \(the first on line 7\) and 1 non-finite "
+               r"feature value \(the first on line 7\)")
+    with _warns_naming(path, pattern) as record:
+        load_letor(path)
+    assert len(record) == 1
+
+
+def test_non_finite_warning_points_at_the_caller(tmp_path, fold_root):
+    path = _bad_file(tmp_path, b"nan qid:3 1:0.5\n")
+    with pytest.warns(UserWarning) as record:
+        load_letor(path)
+    assert record[0].filename == __file__
+    _bad_file(fold_root / "Fold1", b"nan qid:3 1:0.5\n", name="vali.txt")
+    with pytest.warns(UserWarning, match="vali.txt") as record:
+        load_letor_fold(fold_root, 1)
+    assert len(record) == 1 and record[0].filename == __file__
+
+
+def test_finite_values_do_not_warn(tmp_path, recwarn):
+    # Huge values whose sum overflows are finite: counted, no warning.
+    path = _write_bytes(tmp_path / "huge.txt",
+                        b"1e308 qid:1 1:1e308\n1e308 qid:1 1:1e308\n")
+    _, y, _ = load_letor(path)
+    assert np.isinf(y.sum())
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]

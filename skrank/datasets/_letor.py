@@ -16,6 +16,7 @@ import gzip
 import io
 import os
 import re
+import warnings
 import zlib
 from itertools import islice
 from numbers import Integral
@@ -375,6 +376,41 @@ def _parse_error(text, path, exc):
     )
 
 
+def _warn_non_finite(X, y, text, path):
+    """Warn if labels ``y`` or stored values of ``X`` are NaN or infinite.
+
+    Both are counted, and the line of the first of each is named. A sum is
+    finite only when all its terms are, so a file without such values costs
+    two sums; an overflowing sum is then counted exactly and warns of nothing.
+    """
+    if np.isfinite(y.sum()) and np.isfinite(X.data.sum()):
+        return
+    bad_labels = np.flatnonzero(~np.isfinite(y))
+    bad_values = np.flatnonzero(~np.isfinite(X.data))
+    found = []
+    if bad_labels.size:
+        row = bad_labels[0]
+        found.append(
+            f"{bad_labels.size} non-finite label{'s' * (bad_labels.size > 1)} "
+            f"(the first on line {_line_number(text, row)})"
+        )
+    if bad_values.size:
+        row = np.searchsorted(X.indptr, bad_values[0], side="right") - 1
+        found.append(
+            f"{bad_values.size} non-finite feature value"
+            f"{'s' * (bad_values.size > 1)} (the first on line "
+            f"{_line_number(text, row)})"
+        )
+    if found:
+        warnings.warn(
+            f"The file {os.fspath(path)!r} has {' and '.join(found)}: NaN or "
+            "infinity, loaded as they are.",
+            UserWarning,
+            # _load_files, load_letor(_fold), validate_params' wrapper, caller
+            stacklevel=5,
+        )
+
+
 def _shift_to_one_based(X, text, path):
     """Turn the columns of ``X``, parsed as zero-based, to one-based, in place.
 
@@ -412,6 +448,7 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
         except _PARSE_ERRORS as exc:
             raise _parse_error(text, path, exc) from exc
         qid = _read_qid(text, path, X.shape[0])
+        _warn_non_finite(X, y, text, path)
         if not zero_based:
             _shift_to_one_based(X, text, path)
         out = [X, np.asarray(y, dtype=np.float64), qid]
@@ -529,6 +566,14 @@ def load_letor(
         ``True`` for 1).
     FileNotFoundError
         If ``path`` does not exist.
+
+    Warns
+    -----
+    UserWarning
+        If labels or feature values of the file are NaN or infinite
+        (``nan``, ``inf``, ``-inf`` in the file). The message names the file,
+        counts the non-finite labels and feature values and gives the line
+        of the first of each; the values are loaded as they are.
 
     See Also
     --------
@@ -690,7 +735,14 @@ def load_letor_fold(
     ValueError
         If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"``, or a
         file is rejected by :func:`load_letor` (no ``qid:`` fields, a feature
-        ``0:`` with ``zero_based=False``, ...).
+        ``0:`` with ``zero_based=False``, a line scikit-learn's parser
+        rejects, a corrupt ``.gz`` file, ...); the message names the file.
+
+    Warns
+    -----
+    UserWarning
+        If labels or feature values of a file are NaN or infinite, as
+        :func:`load_letor` warns; one warning per such file.
 
     See Also
     --------
