@@ -445,3 +445,11 @@ def test_finite_values_do_not_warn(tmp_path, recwarn):
     _, y, _ = load_letor(path)
     assert np.isinf(y.sum())
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_rejected_file_does_not_warn_first(tmp_path, recwarn):
+    # A feature 0: in a one-based file raises; its nan label is not warned of.
+    path = _bad_file(tmp_path, b"nan qid:3 0:0.5\n")
+    with _raises_at_line(path, 6, r"has the feature index 0"):
+        load_letor(path)
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]

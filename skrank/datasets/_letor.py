@@ -448,7 +448,6 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
         except _PARSE_ERRORS as exc:
             raise _parse_error(text, path, exc) from exc
         qid = _read_qid(text, path, X.shape[0])
-        _warn_non_finite(X, y, text, path)
         if not zero_based:
             _shift_to_one_based(X, text, path)
         out = [X, np.asarray(y, dtype=np.float64), qid]
@@ -460,6 +459,8 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
                     f"{os.fspath(path)!r}."
                 )
             out.append(docids)
+        # Last, so that a file the checks above reject does not warn first.
+        _warn_non_finite(X, y, text, path)
         results.append(out)
         del text
 
@@ -550,17 +551,20 @@ def load_letor(
         If the file has no ``qid:`` fields (or only some of its lines have
         one), a qid that is not an integer in the int64 range, a feature
         ``0:`` while ``zero_based=False``, more features than ``n_features``,
-        or if ``return_docids=True`` and a data line has no docid. Also if
-        scikit-learn's parser rejects a line (a feature without a value, a
+        or if ``return_docids=True`` and a data line has no docid.
+
+        If scikit-learn's parser rejects a line (a feature without a value, a
         line without a label, two ``qid:`` fields, a feature index or value
-        that is not a number, indices that do not increase, ...): the message
-        names the first such line, says what is wrong with it and shows its
-        start, and scikit-learn's error is chained as the cause. Also if a
-        ``.gz`` or ``.bz2`` file cannot be decompressed: it is truncated, is
-        not compressed at all, fails its CRC or length check or is otherwise
-        corrupt (the error of :mod:`gzip`, :mod:`bz2` or :mod:`zlib` is
-        chained as the cause). The message names the file and, for a bad
-        line, its line number.
+        that is not a number, indices that do not increase, ...), the
+        message names the first such line, says what is wrong with it and
+        shows its start; scikit-learn's error is chained as the cause.
+
+        If a ``.gz`` or ``.bz2`` file cannot be decompressed: it is
+        truncated, is not compressed at all, fails its CRC or length check or
+        is otherwise corrupt; the error of :mod:`gzip`, :mod:`bz2` or
+        :mod:`zlib` is chained as the cause.
+
+        Every message names the file and, for a bad line, its line number.
     TypeError
         If ``n_features`` is a bool (``validate_params`` alone would take
         ``True`` for 1).
