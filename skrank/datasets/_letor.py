@@ -76,7 +76,7 @@ def _decompression_problem(path, exc):
     """What is wrong with the compressed file ``path``, whose reading raised ``exc``.
 
     The file's first bytes tell a file that is no such file at all (plain
-    text named ``.gz``) from a damaged one; the messages of :mod:`gzip`
+    text named ``.gz``) from a damaged one; the messages of ``gzip``
     tell a failed CRC or length check from other damage.
     """
     ext = os.path.splitext(path)[1]
@@ -561,8 +561,8 @@ def load_letor(
 
         If a ``.gz`` or ``.bz2`` file cannot be decompressed: it is
         truncated, is not compressed at all, fails its CRC or length check or
-        is otherwise corrupt; the error of :mod:`gzip`, :mod:`bz2` or
-        :mod:`zlib` is chained as the cause.
+        is otherwise corrupt; the error of ``gzip``, ``bz2`` or
+        ``zlib`` is chained as the cause.
 
         Every message names the file and, for a bad line, its line number.
     TypeError
