@@ -11,10 +11,13 @@ five-fold ``Fold1`` .. ``Fold5`` layout of the LETOR benchmarks.
 """
 
 import bz2
+import codecs
 import gzip
 import io
 import os
 import re
+import warnings
+import zlib
 from itertools import islice
 from numbers import Integral
 from pathlib import Path
@@ -40,6 +43,17 @@ _CR_LINE_END = re.compile(rb"\r\n?")
 _INT64 = np.iinfo(np.int64)
 
 
+def _reject_bool(value, name, expected):
+    """Raise a TypeError if ``value`` is a bool.
+
+    ``validate_params`` takes ``True`` and ``False`` for the integers 1 and 0
+    (``bool`` is a subclass of ``int``), so an ``Interval(Integral, ...)``
+    constraint alone lets ``fold=True`` load ``Fold1``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {expected}, got {name}={value!r}.")
+
+
 def _open_binary(path):
     """Open ``path`` for binary reading, decompressing as scikit-learn does.
 
@@ -54,15 +68,73 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+# The signature a compressed file starts with, by extension.
+_COMPRESSED = {".gz": ("gzip", b"\x1f\x8b"), ".bz2": ("bzip2", b"BZh")}
+
+
+def _decompression_problem(path, exc):
+    """What is wrong with the compressed file ``path``, whose reading raised ``exc``.
+
+    The file's first bytes tell a file that is no such file at all (plain
+    text named ``.gz``) from a damaged one; the messages of ``gzip``
+    tell a failed CRC or length check from other damage.
+    """
+    ext = os.path.splitext(path)[1]
+    kind, signature = _COMPRESSED[ext]
+    with open(path, "rb") as f:
+        head = f.read(len(signature))
+    message = str(exc)
+    if isinstance(exc, EOFError) or (
+        len(head) < len(signature) and signature.startswith(head)
+    ):
+        return f"is truncated: its {kind} data end before the end-of-stream marker"
+    if head != signature:
+        return (
+            f"is not a valid {kind} file: its name ends in {ext!r} but it does "
+            f"not start with the {kind} signature {signature!r} (it starts "
+            f"with {head!r}; a plain-text file must not be named {ext!r})"
+        )
+    if message.startswith("CRC check failed"):
+        return f"failed its CRC check: its {kind} data are corrupt ({message})"
+    if message.startswith("Incorrect length"):
+        return f"failed its length check: its {kind} data are corrupt ({message})"
+    if message.startswith("Not a gzipped file"):
+        return (
+            f"is a corrupt {kind} file: bytes that are not {kind} follow its "
+            f"first {kind} stream ({message})"
+        )
+    return f"is a corrupt {kind} file ({type(exc).__name__}: {message})"
+
+
 def _read_text(path):
     """The bytes of ``path``, decompressed, with every line ending ``"\\n"``.
+
+    A UTF-8 byte order mark at the start of the text is dropped.
 
     scikit-learn's parser and the docid reader split lines at ``"\\n"``
     only; a file that ends its lines with a lone ``"\\r"`` would otherwise be
     one line, its ``#docid`` comment hiding every row after the first.
+
+    A compressed file that cannot be decompressed raises a ``ValueError``
+    naming it; the errors of the decompressors (``EOFError``,
+    ``gzip.BadGzipFile``, ``zlib.error``, ``OSError``) name no file. An
+    ``OSError`` with an ``errno`` is a failure of the disk, not of the data,
+    and is left as it is.
     """
     with _open_binary(path) as f:
-        text = f.read()
+        try:
+            text = f.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            compressed = os.path.splitext(path)[1] in _COMPRESSED
+            if not compressed or isinstance(exc, OSError) and exc.errno is not None:
+                raise
+            raise ValueError(
+                f"The file {os.fspath(path)!r} {_decompression_problem(path, exc)}."
+            ) from exc
+    if text.startswith(codecs.BOM_UTF8):
+        # Some editors start a UTF-8 file with a byte order mark, which
+        # scikit-learn's parser would read as part of the first label.
+        text = text[len(codecs.BOM_UTF8):]
     if b"\r" in text:
         text = _CR_LINE_END.sub(b"\n", text)
     return text
@@ -156,6 +228,189 @@ def _qid_problem(value):
     return None
 
 
+# What scikit-learn's parser raises on a line it cannot read: ValueError
+# (float(), int(), a field without ":"), OverflowError (an index beyond C int).
+_PARSE_ERRORS = (ValueError, OverflowError)
+# The largest feature index scikit-learn's parser holds (a C int).
+_MAX_INDEX = np.iinfo(np.intc).max
+# How much of a bad line an error message shows.
+_SHOWN_LINE_LENGTH = 80
+
+
+def _parse(text):
+    """``X, y`` of the LETOR text ``text``, its indices as written, no qid."""
+    return load_svmlight_file(
+        io.BytesIO(text), dtype=np.float64, zero_based=True, query_id=False
+    )
+
+
+def _first_unparsable_line(text):
+    """The 1-based number of the first line of ``text`` :func:`_parse` rejects.
+
+    scikit-learn's parser reads every line on its own, so the lines it
+    rejects are found by bisection over halves of the text: the first half
+    is parsed, and the search goes on in it if it fails, in the second half
+    otherwise. That parses about the whole text once more, in C, with no
+    Python loop over lines. Returns None if the line found parses after all
+    (the error was not in one line).
+    """
+    ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n")) + 1
+    # Line i (0-based) is text[bounds[i]:bounds[i + 1]].
+    bounds = np.concatenate(([0], ends, [len(text)] if text[-1:] != b"\n" else []))
+    bounds = bounds.astype(np.int64)
+
+    def fails(first, stop):
+        try:
+            _parse(text[bounds[first] : bounds[stop]])
+        except _PARSE_ERRORS:
+            return True
+        return False
+
+    low, high = 0, len(bounds) - 1  # the bad line is in lines [low, high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fails(low, middle):
+            high = middle
+        else:
+            low = middle
+    return low + 1 if high > low and fails(low, high) else None
+
+
+def _shown(data, limit=None):
+    """The bytes ``data`` quoted for a message, cut to ``limit`` bytes."""
+    if limit is not None and len(data) > limit:
+        return repr(data[: limit - 3] + b"...")[1:]
+    return repr(data)[1:]
+
+
+def _not_a_number(field):
+    """Why the bytes ``field`` are no number (a non-UTF-8 byte, or simply not)."""
+    try:
+        field.decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not a number: it holds a byte that is not UTF-8"
+    return "is not a number"
+
+
+def _line_problem(line):
+    """Why scikit-learn's parser rejects the line ``line``, in words, or None.
+
+    The checks follow the parser's: a label that ``float()`` reads, an
+    optional ``qid:`` field right after it, then ``<index>:<value>`` fields
+    with ``int()`` indices, increasing, and ``float()`` values.
+    """
+    fields = line.partition(b"#")[0].split()
+    if not fields:
+        return None
+    label, features = fields[0], fields[1:]
+    try:
+        float(label)
+    except ValueError:
+        if b":" in label:
+            return f"has no label: its first field {_shown(label)} is not a number"
+        return f"has a label {_shown(label)} that {_not_a_number(label)}"
+    n_qid = sum(field.startswith(b"qid:") for field in fields)
+    if n_qid > 1:
+        return f"has {n_qid} 'qid:' fields, where one is expected"
+    if features and features[0].startswith(b"qid:"):
+        features = features[1:]
+    previous = -1
+    for field in features:
+        written, colon, value = field.partition(b":")
+        if field.startswith(b"qid:"):
+            return (
+                f"has its qid field {_shown(field)} after a feature; it must "
+                "come right after the label"
+            )
+        if not colon:
+            return f"has a field {_shown(field)} that is not '<index>:<value>'"
+        try:
+            index = int(written)
+        except ValueError:
+            return (
+                f"has a feature index {_shown(written)} that is not an integer "
+                f"(in {_shown(field)})"
+            )
+        if index < 0 or index > _MAX_INDEX:
+            return (
+                f"has a feature index {index} out of the range 0 .. {_MAX_INDEX} "
+                f"that scikit-learn's parser reads (in {_shown(field)})"
+            )
+        if index <= previous:
+            return (
+                f"has feature indices that do not increase ({previous} then "
+                f"{index}); the indices of a line must be sorted and unique"
+            )
+        if not value:
+            return f"has a feature {_shown(field)} without a value"
+        try:
+            float(value)
+        except ValueError:
+            return (
+                f"has a feature value {_shown(value)} that {_not_a_number(value)} "
+                f"(in {_shown(field)})"
+            )
+        previous = index
+    return None
+
+
+def _parse_error(text, path, exc):
+    """The ValueError for ``exc``, raised by scikit-learn's parser on ``text``.
+
+    It names the file, and the first line the parser rejects with the reason
+    in words (scikit-learn's own message when none is found) and the start of
+    the line. Only called once parsing has failed: the search for the line
+    costs about one more parse.
+    """
+    path = os.fspath(path)
+    lineno = _first_unparsable_line(text)
+    if lineno is None:  # pragma: no cover - the parser reads lines one by one
+        return ValueError(
+            f"The file {path!r} cannot be parsed as LETOR / SVMlight text: {exc}"
+        )
+    line = text.split(b"\n", lineno)[lineno - 1]
+    problem = _line_problem(line) or f"cannot be parsed ({exc})"
+    return ValueError(
+        f"Line {lineno} of {path!r} {problem}; the line reads "
+        f"{_shown(line, _SHOWN_LINE_LENGTH)}."
+    )
+
+
+def _warn_non_finite(X, y, text, path):
+    """Warn if labels ``y`` or stored values of ``X`` are NaN or infinite.
+
+    Both are counted, and the line of the first of each is named. A sum is
+    finite only when all its terms are, so a file without such values costs
+    two sums; an overflowing sum is then counted exactly and warns of nothing.
+    """
+    if np.isfinite(y.sum()) and np.isfinite(X.data.sum()):
+        return
+    bad_labels = np.flatnonzero(~np.isfinite(y))
+    bad_values = np.flatnonzero(~np.isfinite(X.data))
+    found = []
+    if bad_labels.size:
+        row = bad_labels[0]
+        found.append(
+            f"{bad_labels.size} non-finite label{'s' * (bad_labels.size > 1)} "
+            f"(the first on line {_line_number(text, row)})"
+        )
+    if bad_values.size:
+        row = np.searchsorted(X.indptr, bad_values[0], side="right") - 1
+        found.append(
+            f"{bad_values.size} non-finite feature value"
+            f"{'s' * (bad_values.size > 1)} (the first on line "
+            f"{_line_number(text, row)})"
+        )
+    if found:
+        warnings.warn(
+            f"The file {os.fspath(path)!r} has {' and '.join(found)}: NaN or "
+            "infinity, loaded as they are.",
+            UserWarning,
+            # _load_files, load_letor(_fold), validate_params' wrapper, caller
+            stacklevel=5,
+        )
+
+
 def _shift_to_one_based(X, text, path):
     """Turn the columns of ``X``, parsed as zero-based, to one-based, in place.
 
@@ -188,9 +443,10 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
     results = []
     for path in paths:
         text = _read_text(path)
-        X, y = load_svmlight_file(
-            io.BytesIO(text), dtype=np.float64, zero_based=True, query_id=False
-        )
+        try:
+            X, y = _parse(text)
+        except _PARSE_ERRORS as exc:
+            raise _parse_error(text, path, exc) from exc
         qid = _read_qid(text, path, X.shape[0])
         if not zero_based:
             _shift_to_one_based(X, text, path)
@@ -203,6 +459,8 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
                     f"{os.fspath(path)!r}."
                 )
             out.append(docids)
+        # Last, so that a file the checks above reject does not warn first.
+        _warn_non_finite(X, y, text, path)
         results.append(out)
         del text
 
@@ -293,10 +551,33 @@ def load_letor(
         If the file has no ``qid:`` fields (or only some of its lines have
         one), a qid that is not an integer in the int64 range, a feature
         ``0:`` while ``zero_based=False``, more features than ``n_features``,
-        or if ``return_docids=True`` and a data line has no docid. The
-        message names the file and, for a bad line, its line number.
+        or if ``return_docids=True`` and a data line has no docid.
+
+        If scikit-learn's parser rejects a line (a feature without a value, a
+        line without a label, two ``qid:`` fields, a feature index or value
+        that is not a number, indices that do not increase, ...), the
+        message names the first such line, says what is wrong with it and
+        shows its start; scikit-learn's error is chained as the cause.
+
+        If a ``.gz`` or ``.bz2`` file cannot be decompressed: it is
+        truncated, is not compressed at all, fails its CRC or length check or
+        is otherwise corrupt; the error of ``gzip``, ``bz2`` or
+        ``zlib`` is chained as the cause.
+
+        Every message names the file and, for a bad line, its line number.
+    TypeError
+        If ``n_features`` is a bool (``validate_params`` alone would take
+        ``True`` for 1).
     FileNotFoundError
         If ``path`` does not exist.
+
+    Warns
+    -----
+    UserWarning
+        If labels or feature values of the file are NaN or infinite
+        (``nan``, ``inf``, ``-inf`` in the file). The message names the file,
+        counts the non-finite labels and feature values and gives the line
+        of the first of each; the values are loaded as they are.
 
     See Also
     --------
@@ -318,7 +599,9 @@ def load_letor(
     Lines may end in ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files);
     the file is read into memory once and its line endings are made
     ``\\n`` before parsing, so rows, qids and docids agree in every case and
-    a line number in an error message counts every kind of line end.
+    a line number in an error message counts every kind of line end. A UTF-8
+    byte order mark at the start of the file, which some editors write, is
+    dropped.
 
     There is no ``zero_based="auto"``, unlike
     :func:`sklearn.datasets.load_svmlight_file`: that heuristic decides per
@@ -356,6 +639,7 @@ def load_letor(
     >>> docids.tolist()
     ['d1', 'd2', 'd3']
     """
+    _reject_bool(n_features, "n_features", "an int >= 1 or None")
     (result,) = _load_files(
         [path],
         n_features=n_features,
@@ -449,10 +733,20 @@ def load_letor_fold(
     FileNotFoundError
         If one of the three files is missing; the message lists every path
         that was tried.
+    TypeError
+        If ``fold`` or ``n_features`` is a bool (``fold=True`` is not
+        ``Fold1``).
     ValueError
         If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"``, or a
         file is rejected by :func:`load_letor` (no ``qid:`` fields, a feature
-        ``0:`` with ``zero_based=False``, ...).
+        ``0:`` with ``zero_based=False``, a line scikit-learn's parser
+        rejects, a corrupt ``.gz`` file, ...); the message names the file.
+
+    Warns
+    -----
+    UserWarning
+        If labels or feature values of a file are NaN or infinite, as
+        :func:`load_letor` warns; one warning per such file.
 
     See Also
     --------
@@ -483,6 +777,8 @@ def load_letor_fold(
     >>> data.test[2]
     array([3, 3])
     """
+    _reject_bool(fold, "fold", "an int in 1 .. 5 or one of 'Fold1' .. 'Fold5'")
+    _reject_bool(n_features, "n_features", "an int >= 1 or None")
     folder = Path(root) / _fold_name(fold)
     paths = []
     missing = []

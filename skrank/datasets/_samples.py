@@ -9,6 +9,7 @@ from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import Interval, StrOptions, validate_params
+from ._letor import _reject_bool
 
 __all__ = ["load_rank_sample", "make_ranking", "make_web_ranking"]
 
@@ -130,6 +131,7 @@ def load_rank_sample(*, subset="train", dense=True):
 
 def _check_n_docs(n_docs):
     """Validate ``n_docs``; return it as ``(low, high)``."""
+    _reject_bool(n_docs, "n_docs", "an int >= 1 or a (low, high) tuple of two ints")
     if not isinstance(n_docs, tuple):
         return n_docs, n_docs
     if len(n_docs) != 2 or not all(
@@ -282,6 +284,8 @@ def make_ranking(
     >>> sorted(set(y.tolist()))
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
+    _reject_bool(n_queries, "n_queries", "an int >= 1")
+    _reject_bool(n_features, "n_features", "an int >= 1")
     low, high = _check_n_docs(n_docs)
 
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
@@ -500,6 +504,8 @@ def make_web_ranking(
     >>> X32.dtype, qid32
     (dtype('float32'), array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4]))
     """
+    _reject_bool(n_queries, "n_queries", "an int >= 1")
+    _reject_bool(n_features, "n_features", "an int >= 1")
     low, high = _check_n_docs(n_docs)
     shares = _check_label_shares(label_shares)
     dtype = _check_float_dtype(dtype)
