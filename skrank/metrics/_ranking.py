@@ -30,7 +30,10 @@ __all__ = [
 #: Named bundles of metric conventions, name -> {parameter: value}.
 #:
 #: A metric's ``convention=`` selects one; its convention parameters left as
-#: ``None`` take their value from it, explicit ones override it.
+#: ``None`` take their value from it, explicit ones override it. One value
+#: depends on the metric: ``"letor4"`` pads the short queries of
+#: :func:`precision_at_k` (``short_queries="pad"``), as the LETOR 4.0 script
+#: does, and scores those of NDCG 0 (``"zero"``, the value listed here).
 CONVENTIONS = {
     # skrank's default: the common NDCG of Jarvelin & Kekalainen / Burges et
     # al. with expected values over random tie-breaking.

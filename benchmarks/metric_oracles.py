@@ -1,0 +1,163 @@
+"""How far skrank's metrics are from the tools they claim to equal.
+
+For each preset (``convention=``) and each tool, the largest absolute
+difference over every query and measure, all computed in this one run:
+
+- trec_eval (through ``pytrec_eval``, the ``test`` extra): random queries of
+  1 to 200 documents, graded labels 0..4, scores with and without ties (a
+  query's rows given in trec_eval's tie order, decreasing document name);
+  measures ``ndcg``, ``ndcg_cut``, ``map``, ``map_cut``, ``P``, ``recall``,
+  ``recip_rank`` at cutoffs 1, 3, 5, 10, 20. skrank's default conventions are
+  compared on untied scores where the definitions meet (NDCG with the linear
+  gain, MAP, MRR, recall@k).
+- scikit-learn's ``ndcg_score`` and ``dcg_score``: equal-length queries with
+  ties.
+- the official LETOR 3.0 script's output (``reference_metrics.json``) on the
+  five OHSUMED test folds, when the LETOR data is found.
+
+Run with::
+
+    python benchmarks/metric_oracles.py [--queries 2000] [--seed 0]
+"""
+
+import argparse
+import json
+
+import numpy as np
+import sklearn.metrics
+
+from skrank.datasets import load_letor
+from skrank.metrics import (
+    dcg_score,
+    map_score,
+    mrr_score,
+    ndcg_score,
+    precision_at_k,
+    recall_at_k,
+)
+
+CUTOFFS = (1, 3, 5, 10, 20)
+
+
+def _queries(rng, n_queries, tied):
+    sizes = rng.integers(1, 201, size=n_queries)
+    qid = rng.permutation(np.repeat(np.arange(n_queries), sizes))
+    y = rng.choice(5, size=qid.shape[0], p=[0.5, 0.25, 0.15, 0.07, 0.03])
+    score = rng.normal(size=qid.shape[0])
+    if tied:
+        score = np.round(score, 1)
+    # within each query, document names decrease along the rows
+    order = np.argsort(qid, kind="stable")
+    within = np.empty(qid.shape[0], dtype=np.int64)
+    starts = np.r_[0, np.cumsum(np.bincount(qid))[:-1]]
+    within[order] = np.arange(qid.shape[0]) - np.repeat(starts, np.bincount(qid))
+    return y, score, qid, within
+
+
+def _trec_eval(pytrec_eval, y, score, qid, within):
+    qrel, run = {}, {}
+    for q, j, label, s in zip(qid.tolist(), within.tolist(), y.tolist(), score.tolist()):
+        name, doc = f"q{q:06d}", f"d{999999 - j:06d}"
+        qrel.setdefault(name, {})[doc] = label
+        run.setdefault(name, {})[doc] = s
+    cut = ",".join(map(str, CUTOFFS))
+    measures = {"ndcg", "map", "recip_rank", f"ndcg_cut.{cut}", f"map_cut.{cut}",
+                f"P.{cut}", f"recall.{cut}"}
+    result = pytrec_eval.RelevanceEvaluator(qrel, measures).evaluate(run)
+    names = sorted(result)
+    return {m: np.array([result[q][m] for q in names]) for m in result[names[0]]}
+
+
+def _skrank(y, score, qid, **conv):
+    out = {
+        "ndcg": ndcg_score(y, score, qid=qid, average=False, **conv),
+        "map": map_score(y, score, qid=qid, average=False, **conv),
+        "recip_rank": mrr_score(y, score, qid=qid, average=False, **conv),
+    }
+    for k in CUTOFFS:
+        out[f"ndcg_cut_{k}"] = ndcg_score(y, score, qid=qid, k=k, average=False, **conv)
+        out[f"map_cut_{k}"] = map_score(y, score, qid=qid, k=k, average=False, **conv)
+        out[f"P_{k}"] = precision_at_k(y, score, qid=qid, k=k, average=False, **conv)
+        out[f"recall_{k}"] = recall_at_k(y, score, qid=qid, k=k, average=False, **conv)
+    return out
+
+
+def _max_diff(mine, theirs, names):
+    return max(float(np.max(np.abs(mine[m] - theirs[m]))) for m in names)
+
+
+def trec_eval_rows(n_queries, seed):
+    try:
+        import pytrec_eval
+    except ImportError:
+        return [("trec_eval", "trec_eval", "pytrec_eval not installed", "")]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for tied in (False, True):
+        y, score, qid, within = _queries(rng, n_queries, tied)
+        theirs = _trec_eval(pytrec_eval, y, score, qid, within)
+        mine = _skrank(y, score, qid, convention="trec_eval")
+        what = f"{n_queries} queries, {'tied' if tied else 'untied'} scores, {len(theirs)} measures"
+        rows.append(("trec_eval", "trec_eval", what, _max_diff(mine, theirs, theirs)))
+        if not tied:
+            default = _skrank(y, score, qid)
+            linear = {"ndcg": ndcg_score(y, score, qid=qid, gain="linear", average=False)}
+            agree = ["map", "recip_rank"] + [f"recall_{k}" for k in CUTOFFS]
+            diff = max(_max_diff(default, theirs, agree), _max_diff(linear, theirs, ["ndcg"]))
+            rows.append(("skrank (gain='linear' for NDCG)", "trec_eval",
+                         what.replace(f"{len(theirs)} measures", "ndcg, map, recip_rank, recall"),
+                         diff))
+    return rows
+
+
+def sklearn_rows(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 5, size=(500, 30))
+    s = np.round(rng.normal(size=(500, 30)), 1)
+    qid = np.repeat(np.arange(500), 30)
+    diff = 0.0
+    for k in (None, *CUTOFFS):
+        ours = ndcg_score(y.ravel(), s.ravel(), qid=qid, k=k, convention="sklearn", average=False)
+        theirs = [sklearn.metrics.ndcg_score(y[i:i + 1], s[i:i + 1], k=k) for i in range(500)]
+        diff = max(diff, float(np.max(np.abs(ours - theirs))))
+        ours = dcg_score(y.ravel(), s.ravel(), qid=qid, k=k, convention="sklearn", average=False)
+        theirs = [sklearn.metrics.dcg_score(y[i:i + 1], s[i:i + 1], k=k) for i in range(500)]
+        diff = max(diff, float(np.max(np.abs(ours - theirs))))
+    return [("sklearn", "sklearn.metrics ndcg_score, dcg_score",
+             "500 queries of 30, tied scores, k None/1/3/5/10/20", diff)]
+
+
+def letor_rows():
+    from _shared_data import ohsumed_root
+
+    root = ohsumed_root()
+    reference = json.loads((root.parent / "reference_metrics.json").read_text())
+    diff = 0.0
+    for key, entry in reference.items():
+        path, _, ranker = key.partition(" score=")
+        X, y, qid = load_letor(root.parent / (path + ".gz"))
+        score = np.zeros(len(y)) if ranker == "constant 0" else np.asarray(X[:, 0]).ravel()
+        for k in range(1, 17):
+            for func, name in ((ndcg_score, "NDCG@1..16"), (precision_at_k, "P@1..16")):
+                got = func(y, score, qid=qid, k=k, convention="letor")
+                diff = max(diff, abs(got - entry[name][k - 1]))
+        diff = max(diff, abs(map_score(y, score, qid=qid, convention="letor") - entry["MAP"]))
+    return [("letor", "Eval-Score-3.0.pl output", "OHSUMED 5 test folds x 2 rankers, "
+             "NDCG@1..16, P@1..16, MAP (means)", diff)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rows = trec_eval_rows(args.queries, args.seed) + sklearn_rows(args.seed) + letor_rows()
+    print("| convention | tool | data | max abs difference |")
+    print("| --- | --- | --- | --- |")
+    for convention, tool, what, diff in rows:
+        shown = f"{diff:.1e}" if isinstance(diff, float) else diff
+        print(f"| {convention} | {tool} | {what} | {shown} |")
+
+
+if __name__ == "__main__":
+    main()
