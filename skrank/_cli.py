@@ -11,13 +11,14 @@ import argparse
 import ast
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import joblib
 import numpy as np
 
 from . import __version__
-from ._compare import RANKERS, _letor_folds, format_table, run_cv, run_letor
+from ._compare import RANKERS, READ_ERRORS, _letor_folds, format_table, run_cv, run_letor
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .utils._routing import accepts_qid, predict_scores
@@ -69,24 +70,63 @@ def _positive_int(text):
 
 # ----------------------------------------------------------------------
 # Files
+def _check_file(path):
+    """Raise :class:`CommandError` unless ``path`` is an existing file (not a folder)."""
+    if path.is_dir():
+        raise CommandError(f"{path} is a folder; expected a file")
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+
+
+def _check_output(path):
+    """Raise :class:`CommandError` when ``path`` cannot be a file to write.
+
+    Checked before the work, so that a typo in ``--out`` costs no fit; a
+    folder that refuses writing is still found when the file is written.
+    """
+    if path is None or str(path) == "-":
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise CommandError(f"cannot write {path}: it is a folder; expected a file name")
+    if not path.parent.is_dir():
+        raise CommandError(f"cannot write {path}: no such folder {path.parent}")
+
+
 def _load(path, *, n_features=None):
     """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`."""
     path = Path(path)
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file")
+    _check_file(path)
     start = time.perf_counter()
     try:
         X, y, qid = load_letor(path, n_features=n_features)
-    except (ValueError, OSError) as exc:
-        raise CommandError(f"cannot read {path} as a LETOR file: {exc}") from None
+    except READ_ERRORS as exc:  # truncated or corrupt gzip among them
+        raise CommandError(
+            f"cannot read {path} as a LETOR file: {_describe(exc)}"
+        ) from None
     _log(f"loaded {X.shape[0]} rows, {np.unique(qid).size} queries, {X.shape[1]} features "
          f"from {path} in {time.perf_counter() - start:.1f} s")
     return X, y, qid
 
 
+def _describe(exc):
+    """The message of ``exc``, after its type where the message alone is vague.
+
+    A ValueError or OSError says what is wrong; an EOFError ("Compressed file
+    ended before the end-of-stream marker was reached") or a zlib.error
+    ("Error -3 while decompressing data") is clearer with its type.
+    """
+    if isinstance(exc, (ValueError, OSError)) and str(exc):
+        return str(exc)
+    name = "zlib.error" if isinstance(exc, zlib.error) else type(exc).__name__
+    return f"{name}: {exc}" if str(exc) else name
+
+
 def _read_scores(path):
     """One float per non-blank line of ``path`` (``-``: stdin)."""
     name = "stdin" if path == "-" else str(path)
+    if path != "-" and Path(path).is_dir():
+        raise CommandError(f"{path} is a folder; expected a file")
     try:
         if path == "-":
             lines = sys.stdin.read().splitlines()
@@ -140,6 +180,7 @@ def _cmd_fit(args, parser):
             f"its parameters are {', '.join(sorted(valid))}"
         )
     est.set_params(**params)
+    _check_output(args.out)
     X, y, qid = _load(args.train, n_features=args.n_features)
     kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
@@ -169,8 +210,7 @@ def _cmd_fit(args, parser):
 def _load_model(path):
     """The payload saved by ``fit``; errors as :class:`CommandError`."""
     path = Path(path)
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file")
+    _check_file(path)
     try:
         payload = joblib.load(path)
     except Exception as exc:  # joblib/pickle raise many types for a foreign file
@@ -183,6 +223,7 @@ def _load_model(path):
 
 
 def _cmd_predict(args, parser):
+    _check_output(args.out)
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
          f"(skrank {payload['skrank_version']})")
@@ -399,5 +440,6 @@ def main(argv=None):
     try:
         return args.run(args, args.parser)
     except CommandError as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr, flush=True)
+        message = " ".join(str(exc).splitlines())  # one line, whatever a library wrote
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr, flush=True)
         return 1

@@ -10,6 +10,7 @@ its rankers from the same registry. The command line itself is in
 import inspect
 import time
 import warnings
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +28,12 @@ from .utils._routing import accepts_qid, predict_scores
 CUTOFFS = (1, 2, 3, 4, 5, 10)
 LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
+
+#: What reading a LETOR file raises when the file is at fault: a parse error
+#: (ValueError, UnicodeDecodeError among them), an unreadable file or a bad
+#: gzip header (OSError, gzip.BadGzipFile among them), a truncated (EOFError)
+#: or corrupt (zlib.error) compressed stream.
+READ_ERRORS = (ValueError, OSError, EOFError, zlib.error)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """The command line: ``python -m skrank fit / predict / evaluate / compare FILE``."""
 
+import gzip
 import subprocess
 import sys
 
@@ -276,3 +277,108 @@ def test_help_lists_the_four_commands():
     )
     for command in ("fit", "predict", "evaluate", "compare"):
         assert f"\n    {command} " in result.stdout
+
+
+# ----------------------------------------------------------------------
+# Expected failures: one line on stderr, exit status 1 (usage errors: 2)
+PROGRESS = ("loaded ", "model: ")  # progress lines that may come before the error
+
+
+def _error_line(err, command):
+    """The message of the one error line on ``err``, checked.
+
+    Lines before it may only be progress lines (``loaded ...``, ``model:
+    ...``); a traceback has others.
+    """
+    assert "Traceback" not in err, err
+    *progress, last = err.splitlines()
+    assert all(line.startswith(PROGRESS) for line in progress), err
+    prefix = f"python -m skrank {command}: error: "
+    assert last.startswith(prefix), err
+    return last[len(prefix):]
+
+
+def _fails(argv, capsys):
+    """Run ``main(argv)``; assert exit status 1, no stdout, one error line; its message."""
+    assert main([str(a) for a in argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return _error_line(captured.err, argv[0])
+
+
+def _gzip_damaged(text, how):
+    """``text`` gzipped, then damaged ``how``."""
+    data = bytearray(gzip.compress(text.encode()))
+    if how == "truncated":
+        return bytes(data[: len(data) // 2])
+    if how == "corrupt":  # first deflate block of the reserved type 3
+        data[10] = 0x07
+        return bytes(data)
+    return b"plain text, not gzip\n" * 4  # "not gzip"
+
+
+# how the gzip is damaged, what reading it raises today, what the message says
+DAMAGED_GZIP = {
+    "truncated": "EOFError: Compressed file ended before the end-of-stream marker was reached",
+    "corrupt": "zlib.error: Error -3 while decompressing data: invalid block type",
+    "not gzip": "Not a gzipped file",
+}
+
+
+@pytest.mark.parametrize("how", list(DAMAGED_GZIP))
+@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "compare"])
+def test_damaged_gzip_is_a_one_line_error(command, how, train_file, tmp_path, capsys):
+    damaged = tmp_path / "data.txt.gz"
+    damaged.write_bytes(_gzip_damaged(train_file.read_text(), how))
+    model, scores = tmp_path / "model.joblib", tmp_path / "scores.txt"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
+    scores.write_text("0.5\n")
+    capsys.readouterr()
+    argv = {
+        "fit": ["fit", damaged, "--ranker", "Ridge", "--out", tmp_path / "m2.joblib"],
+        "predict": ["predict", model, damaged],
+        "evaluate": ["evaluate", damaged, scores],
+        "compare": ["compare", damaged, "--cv", "2", "--rankers", "Ridge"],
+    }[command]
+    message = _fails(argv, capsys)
+    assert message.startswith(f"cannot read {damaged} as a LETOR file: {DAMAGED_GZIP[how]}")
+
+
+@pytest.fixture
+def model_file(train_file, tmp_path, capsys):
+    """A Ridge model saved by ``fit``."""
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
+    capsys.readouterr()
+    return model
+
+
+@pytest.mark.parametrize("command", ["fit", "predict-model", "predict-file", "evaluate-file",
+                                     "evaluate-scores"])
+def test_a_folder_given_as_a_file(command, model_file, train_file, tmp_path, capsys):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    argv = {
+        "fit": ["fit", folder, "--ranker", "Ridge", "--out", tmp_path / "m"],
+        "predict-model": ["predict", folder, train_file],
+        "predict-file": ["predict", model_file, folder],
+        "evaluate-file": ["evaluate", folder, train_file],
+        "evaluate-scores": ["evaluate", train_file, folder],
+    }[command]
+    assert _fails(argv, capsys) == f"{folder} is a folder; expected a file"
+
+
+@pytest.mark.parametrize("command", ["fit", "predict"])
+@pytest.mark.parametrize("out", ["folder", "missing folder"])
+def test_an_output_that_cannot_be_written_is_found_first(command, out, model_file, train_file,
+                                                         tmp_path, capsys):
+    target = tmp_path if out == "folder" else tmp_path / "missing" / "out.txt"
+    argv = {
+        "fit": ["fit", train_file, "--ranker", "Ridge", "--out", target],
+        "predict": ["predict", model_file, train_file, "--out", target],
+    }[command]
+    message = _fails(argv, capsys)
+    assert message == {
+        "folder": f"cannot write {target}: it is a folder; expected a file name",
+        "missing folder": f"cannot write {target}: no such folder {target.parent}",
+    }[out]
