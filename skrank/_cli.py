@@ -9,6 +9,9 @@ stderr and exit status 1, a usage error exit status 2 (argparse's).
 
 import argparse
 import ast
+import lzma
+import pickle
+import struct
 import sys
 import time
 import zlib
@@ -29,6 +32,20 @@ PROG = "python -m skrank"
 
 #: What ``fit`` saves with :func:`joblib.dump` and ``predict`` checks it reads.
 MODEL_FORMAT = "skrank-model/1"
+#: The keys of the dict that ``fit`` saves.
+_MODEL_KEYS = ("format", "skrank_version", "ranker", "params", "n_features", "estimator")
+
+#: What :func:`joblib.load` raises on a file that is no joblib pickle, or a
+#: truncated or damaged one (no skrank code runs while unpickling: no class of
+#: skrank defines ``__setstate__``): pickle's opcodes read from foreign bytes
+#: fail as UnpicklingError, EOFError, IndexError, KeyError, ValueError,
+#: TypeError or struct.error; a class the pickle names may be missing
+#: (ImportError, AttributeError); joblib's compressed files add OSError,
+#: zlib.error and lzma.LZMAError.
+_UNPICKLE_ERRORS = (
+    pickle.UnpicklingError, EOFError, IndexError, KeyError, ValueError, TypeError,
+    struct.error, ImportError, AttributeError, OSError, zlib.error, lzma.LZMAError,
+)
 
 DEFAULT_CUTOFFS = (1, 3, 5, 10)
 
@@ -211,14 +228,33 @@ def _load_model(path):
     """The payload saved by ``fit``; errors as :class:`CommandError`."""
     path = Path(path)
     _check_file(path)
+    not_model = (f"{path} is not a skrank model saved by '{PROG} fit' "
+                 f"(a joblib file of format {MODEL_FORMAT!r})")
+    try:
+        empty = path.stat().st_size == 0
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    if empty:
+        raise CommandError(f"{not_model}: the file is empty")
     try:
         payload = joblib.load(path)
-    except Exception as exc:  # joblib/pickle raise many types for a foreign file
-        raise CommandError(f"cannot read {path} as a model: {exc!r}") from None
-    if not (isinstance(payload, dict) and payload.get("format") == MODEL_FORMAT):
+    except PermissionError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    except _UNPICKLE_ERRORS as exc:
+        raise CommandError(f"{not_model}: joblib cannot load it ({_describe(exc)})") from None
+    found = payload.get("format") if isinstance(payload, dict) else None
+    if not (isinstance(found, str) and found.startswith("skrank-model/")):
+        what = "a dict without a skrank 'format'" if isinstance(payload, dict) else (
+            f"a {type(payload).__name__}")
+        raise CommandError(f"{not_model}: it holds {what}")
+    if found != MODEL_FORMAT:
         raise CommandError(
-            f"{path} is not a model saved by '{PROG} fit' (expected {MODEL_FORMAT!r})"
+            f"{path} is a skrank model of format {found!r}; skrank {__version__} "
+            f"reads {MODEL_FORMAT!r}: fit the model again with this version"
         )
+    missing = [key for key in _MODEL_KEYS if key not in payload]
+    if missing:
+        raise CommandError(f"{not_model}: it has no {', '.join(map(repr, missing))}")
     return payload
 
 
