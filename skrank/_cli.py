@@ -21,7 +21,16 @@ import joblib
 import numpy as np
 
 from . import __version__
-from ._compare import RANKERS, READ_ERRORS, _letor_folds, format_table, run_cv, run_letor
+from ._compare import (
+    RANKERS,
+    READ_ERRORS,
+    DataError,
+    _letor_folds,
+    check_labels,
+    format_table,
+    run_cv,
+    run_letor,
+)
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .utils._routing import accepts_qid, predict_scores
@@ -137,6 +146,14 @@ def _describe(exc):
         return str(exc)
     name = "zlib.error" if isinstance(exc, zlib.error) else type(exc).__name__
     return f"{name}: {exc}" if str(exc) else name
+
+
+def _check_labels(y, qid, *, convention, where):
+    """:func:`skrank._compare.check_labels`, its error as :class:`CommandError`."""
+    try:
+        check_labels(y, qid, convention=convention, where=where)
+    except DataError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _read_scores(path):
@@ -279,13 +296,14 @@ def _cmd_predict(args, parser):
 
 def _cmd_evaluate(args, parser):
     _, y, qid = _load(args.file)
+    conv = args.convention
+    _check_labels(y, qid, convention=conv, where=args.file)
     scores = _read_scores(args.scores)
     if scores.shape[0] != y.shape[0]:
         raise CommandError(
             f"{args.scores} has {scores.shape[0]} scores but {args.file} has {y.shape[0]} "
             "rows; expected one score per row, in the file's order"
         )
-    conv = args.convention
     _log(f"convention {conv!r}: " + ", ".join(f"{k}={v}" for k, v in CONVENTIONS[conv].items())
          + "; MAP counts label >= 1 as relevant")
     lines = [f"NDCG@{k}\t{ndcg_score(y, scores, qid=qid, k=k, convention=conv):.6f}"
@@ -308,6 +326,7 @@ def _cmd_compare(args, parser):
     elif path.is_file():
         X, y, qid = _load(path)
         where = str(path)
+        _check_labels(y, qid, convention="skrank", where=where)
     elif path.is_dir():
         try:
             folds = _letor_folds(path)

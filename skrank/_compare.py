@@ -36,6 +36,25 @@ COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
 READ_ERRORS = (ValueError, OSError, EOFError, zlib.error)
 
 
+class DataError(ValueError):
+    """Data of a comparison that cannot be read or scored; the message names the file."""
+
+
+def check_labels(y, qid, *, convention, where):
+    """Raise :class:`DataError` naming ``where`` unless the table's metrics accept ``y``.
+
+    The metrics of the table are computed once with ``convention`` on
+    constant scores, so the labels are checked by the very rules they are
+    scored with (finite; within [0, 1000] for the exponential gain).
+    """
+    try:
+        _metrics(y, np.zeros(y.shape[0]), qid, convention)
+    except ValueError as exc:  # y and qid are read and checked: the labels are at fault
+        raise DataError(
+            f"{where}: its labels cannot be scored (convention {convention!r}): {exc}"
+        ) from None
+
+
 @dataclass
 class RankerEntry:
     """How ``compare`` builds a ranker: a factory and a small grid for the LETOR protocol.

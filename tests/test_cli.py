@@ -300,6 +300,44 @@ def _fails(argv, capsys):
     return _error_line(captured.err, argv[0])
 
 
+def _relabel(path, label, out):
+    """``path``'s LETOR text with the first row's label replaced by ``label``, at ``out``."""
+    lines = path.read_text().splitlines(keepends=True)
+    lines[0] = f"{label} " + lines[0].split(" ", 1)[1]
+    out.write_text("".join(lines))
+    return out
+
+
+# label, convention, what the metric says
+BAD_LABELS = {
+    "negative": ("-1", "skrank", "y_true has negative labels (min -1)"),
+    "negative-linear-gain": ("-1", "sklearn", "NDCG is not defined for negative gains"),
+    "nan": ("nan", "skrank", "y_true contains NaN or infinity (1 of"),
+    "inf": ("inf", "letor", "y_true contains NaN or infinity (1 of"),
+    "over-1000": ("2000", "skrank", "y_true has labels up to 2000"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LABELS))
+def test_evaluate_rejects_labels_the_metrics_cannot_score(case, test_file, tmp_path, capsys):
+    label, convention, reason = BAD_LABELS[case]
+    data = _relabel(test_file, label, tmp_path / "bad.txt")
+    scores = tmp_path / "scores.txt"
+    scores.write_text("0.5\n" * load_letor(test_file)[0].shape[0])
+    message = _fails(["evaluate", data, scores, "--convention", convention], capsys)
+    assert message.startswith(f"{data}: its labels cannot be scored (convention {convention!r}): ")
+    assert reason in message
+
+
+@pytest.mark.parametrize("case", ["negative", "nan", "over-1000"])
+def test_compare_rejects_labels_the_metrics_cannot_score(case, train_file, tmp_path, capsys):
+    label, _, reason = BAD_LABELS[case]
+    data = _relabel(train_file, label, tmp_path / "bad.txt")
+    message = _fails(["compare", data, "--cv", "2", "--rankers", "Ridge"], capsys)
+    assert message.startswith(f"{data}: its labels cannot be scored (convention 'skrank'): ")
+    assert reason in message
+
+
 def _gzip_damaged(text, how):
     """``text`` gzipped, then damaged ``how``."""
     data = bytearray(gzip.compress(text.encode()))
