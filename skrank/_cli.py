@@ -329,10 +329,13 @@ def _cmd_compare(args, parser):
         _check_labels(y, qid, convention="skrank", where=where)
     elif path.is_dir():
         try:
-            folds = _letor_folds(path)
+            folds = _letor_folds(path)  # every fold is complete, before any is run
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
+        try:
+            results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
+        except DataError as exc:  # a fold's file that cannot be read, or its labels
+            raise CommandError(str(exc)) from None
         print(format_table(results, (
             f"LETOR protocol on {len(folds)} fold(s) of {path}, LETOR convention: "
             "test mean ± std over folds")))

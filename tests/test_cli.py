@@ -308,6 +308,16 @@ def _relabel(path, label, out):
     return out
 
 
+def _write_fold(folder, *, seed=0):
+    """A LETOR fold folder (train, vali and test of 6 queries each); returns it."""
+    folder.mkdir(parents=True)
+    for k, split in enumerate(("train", "vali", "test")):
+        X, y, qid = make_ranking(n_queries=6, n_docs=(3, 6), n_features=N_FEATURES,
+                                 random_state=10 * seed + k)
+        _write_letor(folder / f"{split}.txt", X, y, qid)
+    return folder
+
+
 # label, convention, what the metric says
 BAD_LABELS = {
     "negative": ("-1", "skrank", "y_true has negative labels (min -1)"),
@@ -336,6 +346,66 @@ def test_compare_rejects_labels_the_metrics_cannot_score(case, train_file, tmp_p
     message = _fails(["compare", data, "--cv", "2", "--rankers", "Ridge"], capsys)
     assert message.startswith(f"{data}: its labels cannot be scored (convention 'skrank'): ")
     assert reason in message
+
+
+@pytest.mark.parametrize("split, label, reason", [
+    ("train", "nan", "1 of {n} labels are NaN or infinite; labels must be finite"),
+    ("vali", "2000", "its labels cannot be scored (convention 'letor'): y_true has labels up to 2000"),
+    ("test", "-1", "its labels cannot be scored (convention 'letor'): y_true has negative labels"),
+])
+def test_compare_letor_rejects_labels_the_metrics_cannot_score(split, label, reason, tmp_path,
+                                                               capsys):
+    fold = _write_fold(tmp_path / "data" / "Fold1")
+    bad = fold / f"{split}.txt"
+    _relabel(bad, label, bad)
+    n = load_letor(bad)[0].shape[0] if split == "train" else 0
+    message = _fails(["compare", tmp_path / "data", "--rankers", "Ridge"], capsys)
+    assert message.startswith(f"{bad}: ") and reason.format(n=n) in message
+
+
+@pytest.mark.parametrize("missing", ["train", "vali", "test"])
+def test_compare_rejects_an_incomplete_fold_before_running_any(missing, tmp_path, capsys):
+    root = tmp_path / "data"
+    _write_fold(root / "Fold1")
+    (_write_fold(root / "Fold2", seed=1) / f"{missing}.txt").unlink()
+    message = _fails(["compare", root, "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"{root / 'Fold2'}: incomplete LETOR fold, no {missing}.txt or {missing}.txt.gz"
+    )
+
+
+def test_compare_rejects_an_incomplete_fold_folder(tmp_path, capsys):
+    fold = _write_fold(tmp_path / "Fold3")
+    (fold / "vali.txt").unlink()
+    (fold / "test.txt").unlink()
+    message = _fails(["compare", fold, "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"{fold.resolve()}: incomplete LETOR fold, no vali.txt or vali.txt.gz; "
+        "no test.txt or test.txt.gz"
+    )
+
+
+@pytest.mark.parametrize("layout", ["fold folder", "data set"])
+def test_compare_rejects_a_fold_not_named_fold1_to_fold5(layout, tmp_path, capsys):
+    if layout == "fold folder":
+        fold = _write_fold(tmp_path / "mydata").resolve()
+        data = fold
+    else:
+        fold = _write_fold(tmp_path / "data" / "Fold6")
+        data = tmp_path / "data"
+    message = _fails(["compare", data, "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"{fold}: a LETOR fold folder is named one of Fold1 .. Fold5; got {fold.name!r}"
+    )
+
+
+def test_compare_runs_on_the_current_fold_folder(tmp_path, monkeypatch, capsys):
+    """``compare .`` inside Fold1: the fold is named by its resolved path."""
+    monkeypatch.chdir(_write_fold(tmp_path / "Fold1"))
+    assert main(["compare", ".", "--rankers", "Ridge"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("LETOR protocol on 1 fold(s) of .")
+    assert "[Fold1] Ridge: chose" in captured.err
 
 
 def _gzip_damaged(text, how):
@@ -374,6 +444,30 @@ def test_damaged_gzip_is_a_one_line_error(command, how, train_file, tmp_path, ca
     }[command]
     message = _fails(argv, capsys)
     assert message.startswith(f"cannot read {damaged} as a LETOR file: {DAMAGED_GZIP[how]}")
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_compare_names_the_damaged_file_of_a_fold(split, tmp_path, capsys):
+    fold = _write_fold(tmp_path / "data" / "Fold1")
+    plain = fold / f"{split}.txt"
+    damaged = fold / f"{split}.txt.gz"
+    damaged.write_bytes(_gzip_damaged(plain.read_text(), "truncated"))
+    plain.unlink()
+    message = _fails(["compare", tmp_path / "data", "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"cannot read {damaged} as a LETOR file: "
+        "Compressed file ended before the end-of-stream marker was reached"
+    )
+
+
+def test_compare_reports_a_fold_error_raised_in_a_worker(tmp_path, capsys):
+    """With --n-jobs 2 the folds load in joblib workers; the error still reaches the CLI."""
+    root = tmp_path / "data"
+    _write_fold(root / "Fold1")
+    bad = _write_fold(root / "Fold2", seed=1) / "vali.txt"
+    _relabel(bad, "nan", bad)
+    message = _fails(["compare", root, "--rankers", "Ridge", "--n-jobs", "2"], capsys)
+    assert message.startswith(f"{bad}: its labels cannot be scored (convention 'letor'): ")
 
 
 @pytest.fixture
