@@ -3,8 +3,23 @@
 ``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
 files (read with :func:`skrank.datasets.load_letor`); ``compare`` runs the
 grouped comparison of :mod:`skrank._compare`. Results go to stdout, progress
-and errors to stderr; an error in the data or the files is one line on
-stderr and exit status 1, a usage error exit status 2 (argparse's).
+and errors to stderr.
+
+Errors follow two conventions:
+
+* an error in the files or the data (missing, a folder, unreadable,
+  truncated or corrupt, not a model saved by ``fit``, labels the metrics
+  reject, an incomplete LETOR fold, an output that cannot be written) is
+  :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
+  <message>``, naming the file, and exit status 1;
+* a usage error, an option value that is invalid whatever the files hold
+  (an unknown ``--param`` name, ``--cv 1``, ``--k 0``, ``--n-jobs 0``), is
+  argparse's: its usage line, then one ``error:`` line, and exit status 2,
+  as for an unknown option. It is rejected before any file is read.
+
+Anything else is a bug and shows its traceback: the handlers catch the
+exception types a file or data error raises, at the step that reads or
+checks that file, never ``Exception``.
 """
 
 import argparse
@@ -91,6 +106,23 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
+
+
+def _n_jobs(text):
+    """A joblib worker count (``--n-jobs``): an int other than 0, which joblib rejects.
+
+    A usage error (exit status 2) rather than a data error: 0 is wrong
+    whatever the files hold, and argparse reports it before any is read.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a nonzero integer (N workers, or -1 for all CPUs); got {text!r}"
+        )
     return value
 
 
@@ -445,7 +477,8 @@ def _build_parser():
         "--rankers", nargs="+", choices=list(RANKERS), default=list(RANKERS),
         help="rankers to compare (default: all)",
     )
-    compare.add_argument("--n-jobs", type=int, default=None, help="joblib workers for the folds")
+    compare.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
+                         help="joblib workers for the folds (-1: all CPUs; default 1)")
     compare.set_defaults(run=_cmd_compare, parser=compare)
     return parser
 
@@ -463,14 +496,18 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success; 1 when a file is missing or unreadable, or the data do
-        not fit the command (the message is printed on stderr).
+        0 on success; 1 when a file is missing, a folder, unreadable,
+        truncated or corrupt, not a model saved by ``fit``, or its data do
+        not fit the command (labels the metrics reject, an incomplete LETOR
+        fold, ...): the message, one line naming the file, is printed on
+        stderr.
 
     Raises
     ------
     SystemExit
-        On a usage error (exit status 2, from :mod:`argparse`, message on
-        stderr) and for ``--help``.
+        On a usage error, an option value invalid whatever the files hold
+        such as ``--n-jobs 0`` (exit status 2, from :mod:`argparse`: usage
+        and message on stderr), and for ``--help``.
 
     See Also
     --------

@@ -20,7 +20,7 @@ from skrank import (
     ndcg_score,
 )
 from skrank import __version__
-from skrank._cli import MODEL_FORMAT, _param, main
+from skrank._cli import MODEL_FORMAT, _n_jobs, _param, main
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -361,6 +361,24 @@ def test_compare_letor_rejects_labels_the_metrics_cannot_score(split, label, rea
     n = load_letor(bad)[0].shape[0] if split == "train" else 0
     message = _fails(["compare", tmp_path / "data", "--rankers", "Ridge"], capsys)
     assert message.startswith(f"{bad}: ") and reason.format(n=n) in message
+
+
+def test_compare_rejects_n_jobs_0_as_a_usage_error(train_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(train_file), "--rankers", "Ridge", "--n-jobs", "0"])
+    assert exc.value.code == 2  # argparse's usage error, like --cv 1 or --k 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("usage: ")
+    assert err.splitlines()[-1] == (
+        "python -m skrank compare: error: argument --n-jobs: expected a nonzero integer "
+        "(N workers, or -1 for all CPUs); got '0'"
+    )
+    assert "loaded" not in err  # rejected before the data are read
+
+
+@pytest.mark.parametrize("text, expected", [("1", 1), ("4", 4), ("-1", -1), ("-2", -2)])
+def test_n_jobs_takes_joblib_counts(text, expected):
+    assert _n_jobs(text) == expected
 
 
 @pytest.mark.parametrize("missing", ["train", "vali", "test"])
