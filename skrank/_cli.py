@@ -3,21 +3,49 @@
 ``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
 files (read with :func:`skrank.datasets.load_letor`); ``compare`` runs the
 grouped comparison of :mod:`skrank._compare`. Results go to stdout, progress
-and errors to stderr; an error in the data or the files is one line on
-stderr and exit status 1, a usage error exit status 2 (argparse's).
+and errors to stderr.
+
+Errors follow two conventions:
+
+* an error in the files or the data (missing, a folder, unreadable,
+  truncated or corrupt, not a model saved by ``fit``, labels the metrics
+  reject, an incomplete LETOR fold, an output that cannot be written) is
+  :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
+  <message>``, naming the file, and exit status 1;
+* a usage error, an option value that is invalid whatever the files hold
+  (an unknown ``--param`` name, ``--cv 1``, ``--k 0``, ``--n-jobs 0``), is
+  argparse's: its usage line, then one ``error:`` line, and exit status 2,
+  as for an unknown option. It is rejected before any file is read.
+
+Anything else is a bug and shows its traceback: the handlers catch the
+exception types a file or data error raises, at the step that reads or
+checks that file, never ``Exception``.
 """
 
 import argparse
 import ast
+import lzma
+import pickle
+import struct
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import joblib
 import numpy as np
 
 from . import __version__
-from ._compare import RANKERS, _letor_folds, format_table, run_cv, run_letor
+from ._compare import (
+    RANKERS,
+    READ_ERRORS,
+    DataError,
+    _letor_folds,
+    check_labels,
+    format_table,
+    run_cv,
+    run_letor,
+)
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .utils._routing import accepts_qid, predict_scores
@@ -28,6 +56,20 @@ PROG = "python -m skrank"
 
 #: What ``fit`` saves with :func:`joblib.dump` and ``predict`` checks it reads.
 MODEL_FORMAT = "skrank-model/1"
+#: The keys of the dict that ``fit`` saves.
+_MODEL_KEYS = ("format", "skrank_version", "ranker", "params", "n_features", "estimator")
+
+#: What :func:`joblib.load` raises on a file that is no joblib pickle, or a
+#: truncated or damaged one (no skrank code runs while unpickling: no class of
+#: skrank defines ``__setstate__``): pickle's opcodes read from foreign bytes
+#: fail as UnpicklingError, EOFError, IndexError, KeyError, ValueError,
+#: TypeError or struct.error; a class the pickle names may be missing
+#: (ImportError, AttributeError); joblib's compressed files add OSError,
+#: zlib.error and lzma.LZMAError.
+_UNPICKLE_ERRORS = (
+    pickle.UnpicklingError, EOFError, IndexError, KeyError, ValueError, TypeError,
+    struct.error, ImportError, AttributeError, OSError, zlib.error, lzma.LZMAError,
+)
 
 DEFAULT_CUTOFFS = (1, 3, 5, 10)
 
@@ -67,26 +109,90 @@ def _positive_int(text):
     return value
 
 
+def _n_jobs(text):
+    """A joblib worker count (``--n-jobs``): an int other than 0, which joblib rejects.
+
+    A usage error (exit status 2) rather than a data error: 0 is wrong
+    whatever the files hold, and argparse reports it before any is read.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a nonzero integer (N workers, or -1 for all CPUs); got {text!r}"
+        )
+    return value
+
+
 # ----------------------------------------------------------------------
 # Files
+def _check_file(path):
+    """Raise :class:`CommandError` unless ``path`` is an existing file (not a folder)."""
+    if path.is_dir():
+        raise CommandError(f"{path} is a folder; expected a file")
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+
+
+def _check_output(path):
+    """Raise :class:`CommandError` when ``path`` cannot be a file to write.
+
+    Checked before the work, so that a typo in ``--out`` costs no fit; a
+    folder that refuses writing is still found when the file is written.
+    """
+    if path is None or str(path) == "-":
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise CommandError(f"cannot write {path}: it is a folder; expected a file name")
+    if not path.parent.is_dir():
+        raise CommandError(f"cannot write {path}: no such folder {path.parent}")
+
+
 def _load(path, *, n_features=None):
     """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`."""
     path = Path(path)
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file")
+    _check_file(path)
     start = time.perf_counter()
     try:
         X, y, qid = load_letor(path, n_features=n_features)
-    except (ValueError, OSError) as exc:
-        raise CommandError(f"cannot read {path} as a LETOR file: {exc}") from None
+    except READ_ERRORS as exc:  # truncated or corrupt gzip among them
+        raise CommandError(
+            f"cannot read {path} as a LETOR file: {_describe(exc)}"
+        ) from None
     _log(f"loaded {X.shape[0]} rows, {np.unique(qid).size} queries, {X.shape[1]} features "
          f"from {path} in {time.perf_counter() - start:.1f} s")
     return X, y, qid
 
 
+def _describe(exc):
+    """The message of ``exc``, after its type where the message alone is vague.
+
+    A ValueError or OSError says what is wrong; an EOFError ("Compressed file
+    ended before the end-of-stream marker was reached") or a zlib.error
+    ("Error -3 while decompressing data") is clearer with its type.
+    """
+    if isinstance(exc, (ValueError, OSError)) and str(exc):
+        return str(exc)
+    name = "zlib.error" if isinstance(exc, zlib.error) else type(exc).__name__
+    return f"{name}: {exc}" if str(exc) else name
+
+
+def _check_labels(y, qid, *, convention, where):
+    """:func:`skrank._compare.check_labels`, its error as :class:`CommandError`."""
+    try:
+        check_labels(y, qid, convention=convention, where=where)
+    except DataError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _read_scores(path):
     """One float per non-blank line of ``path`` (``-``: stdin)."""
     name = "stdin" if path == "-" else str(path)
+    if path != "-" and Path(path).is_dir():
+        raise CommandError(f"{path} is a folder; expected a file")
     try:
         if path == "-":
             lines = sys.stdin.read().splitlines()
@@ -140,6 +246,7 @@ def _cmd_fit(args, parser):
             f"its parameters are {', '.join(sorted(valid))}"
         )
     est.set_params(**params)
+    _check_output(args.out)
     X, y, qid = _load(args.train, n_features=args.n_features)
     kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
@@ -169,20 +276,39 @@ def _cmd_fit(args, parser):
 def _load_model(path):
     """The payload saved by ``fit``; errors as :class:`CommandError`."""
     path = Path(path)
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file")
+    _check_file(path)
+    not_model = (f"{path} is not a skrank model saved by '{PROG} fit' "
+                 f"(a joblib file of format {MODEL_FORMAT!r})")
+    try:
+        empty = path.stat().st_size == 0
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    if empty:
+        raise CommandError(f"{not_model}: the file is empty")
     try:
         payload = joblib.load(path)
-    except Exception as exc:  # joblib/pickle raise many types for a foreign file
-        raise CommandError(f"cannot read {path} as a model: {exc!r}") from None
-    if not (isinstance(payload, dict) and payload.get("format") == MODEL_FORMAT):
+    except PermissionError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    except _UNPICKLE_ERRORS as exc:
+        raise CommandError(f"{not_model}: joblib cannot load it ({_describe(exc)})") from None
+    found = payload.get("format") if isinstance(payload, dict) else None
+    if not (isinstance(found, str) and found.startswith("skrank-model/")):
+        what = "a dict without a skrank 'format'" if isinstance(payload, dict) else (
+            f"a {type(payload).__name__}")
+        raise CommandError(f"{not_model}: it holds {what}")
+    if found != MODEL_FORMAT:
         raise CommandError(
-            f"{path} is not a model saved by '{PROG} fit' (expected {MODEL_FORMAT!r})"
+            f"{path} is a skrank model of format {found!r}; skrank {__version__} "
+            f"reads {MODEL_FORMAT!r}: fit the model again with this version"
         )
+    missing = [key for key in _MODEL_KEYS if key not in payload]
+    if missing:
+        raise CommandError(f"{not_model}: it has no {', '.join(map(repr, missing))}")
     return payload
 
 
 def _cmd_predict(args, parser):
+    _check_output(args.out)
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
          f"(skrank {payload['skrank_version']})")
@@ -202,13 +328,14 @@ def _cmd_predict(args, parser):
 
 def _cmd_evaluate(args, parser):
     _, y, qid = _load(args.file)
+    conv = args.convention
+    _check_labels(y, qid, convention=conv, where=args.file)
     scores = _read_scores(args.scores)
     if scores.shape[0] != y.shape[0]:
         raise CommandError(
             f"{args.scores} has {scores.shape[0]} scores but {args.file} has {y.shape[0]} "
             "rows; expected one score per row, in the file's order"
         )
-    conv = args.convention
     _log(f"convention {conv!r}: " + ", ".join(f"{k}={v}" for k, v in CONVENTIONS[conv].items())
          + "; MAP counts label >= 1 as relevant")
     lines = [f"NDCG@{k}\t{ndcg_score(y, scores, qid=qid, k=k, convention=conv):.6f}"
@@ -231,12 +358,16 @@ def _cmd_compare(args, parser):
     elif path.is_file():
         X, y, qid = _load(path)
         where = str(path)
+        _check_labels(y, qid, convention="skrank", where=where)
     elif path.is_dir():
         try:
-            folds = _letor_folds(path)
+            folds = _letor_folds(path)  # every fold is complete, before any is run
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
+        try:
+            results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
+        except DataError as exc:  # a fold's file that cannot be read, or its labels
+            raise CommandError(str(exc)) from None
         print(format_table(results, (
             f"LETOR protocol on {len(folds)} fold(s) of {path}, LETOR convention: "
             "test mean ± std over folds")))
@@ -346,7 +477,8 @@ def _build_parser():
         "--rankers", nargs="+", choices=list(RANKERS), default=list(RANKERS),
         help="rankers to compare (default: all)",
     )
-    compare.add_argument("--n-jobs", type=int, default=None, help="joblib workers for the folds")
+    compare.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
+                         help="joblib workers for the folds (-1: all CPUs; default 1)")
     compare.set_defaults(run=_cmd_compare, parser=compare)
     return parser
 
@@ -364,14 +496,18 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success; 1 when a file is missing or unreadable, or the data do
-        not fit the command (the message is printed on stderr).
+        0 on success; 1 when a file is missing, a folder, unreadable,
+        truncated or corrupt, not a model saved by ``fit``, or its data do
+        not fit the command (labels the metrics reject, an incomplete LETOR
+        fold, ...): the message, one line naming the file, is printed on
+        stderr.
 
     Raises
     ------
     SystemExit
-        On a usage error (exit status 2, from :mod:`argparse`, message on
-        stderr) and for ``--help``.
+        On a usage error, an option value invalid whatever the files hold
+        such as ``--n-jobs 0`` (exit status 2, from :mod:`argparse`: usage
+        and message on stderr), and for ``--help``.
 
     See Also
     --------
@@ -399,5 +535,6 @@ def main(argv=None):
     try:
         return args.run(args, args.parser)
     except CommandError as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr, flush=True)
+        message = " ".join(str(exc).splitlines())  # one line, whatever a library wrote
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr, flush=True)
         return 1

@@ -10,6 +10,7 @@ its rankers from the same registry. The command line itself is in
 import inspect
 import time
 import warnings
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.parallel import Parallel, delayed
 
-from .datasets import load_letor_fold
+from .datasets import load_letor, load_letor_fold
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
@@ -27,6 +28,35 @@ from .utils._routing import accepts_qid, predict_scores
 CUTOFFS = (1, 2, 3, 4, 5, 10)
 LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
+
+#: What reading a LETOR file raises when the file is at fault: a parse error
+#: (ValueError, UnicodeDecodeError among them), an unreadable file or a bad
+#: gzip header (OSError, gzip.BadGzipFile among them), a truncated (EOFError)
+#: or corrupt (zlib.error) compressed stream.
+READ_ERRORS = (ValueError, OSError, EOFError, zlib.error)
+
+#: The fold folders :func:`skrank.datasets.load_letor_fold` reads.
+FOLD_NAMES = tuple(f"Fold{k}" for k in range(1, 6))
+_SPLITS = ("train", "vali", "test")
+
+
+class DataError(ValueError):
+    """Data of a comparison that cannot be read or scored; the message names the file."""
+
+
+def check_labels(y, qid, *, convention, where):
+    """Raise :class:`DataError` naming ``where`` unless the table's metrics accept ``y``.
+
+    The metrics of the table are computed once with ``convention`` on
+    constant scores, so the labels are checked by the very rules they are
+    scored with (finite; within [0, 1000] for the exponential gain).
+    """
+    try:
+        _metrics(y, np.zeros(y.shape[0]), qid, convention)
+    except ValueError as exc:  # y and qid are read and checked: the labels are at fault
+        raise DataError(
+            f"{where}: its labels cannot be scored (convention {convention!r}): {exc}"
+        ) from None
 
 
 @dataclass
@@ -127,9 +157,37 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None):
     return {name: (np.array(rows), np.array(times)) for name, (rows, times) in results.items()}
 
 
+def _load_fold(fold_dir):
+    """:func:`load_letor_fold` of a fold folder, its labels checked.
+
+    A file that cannot be read, or labels the protocol cannot fit or score,
+    raise :class:`DataError` naming the file.
+    """
+    files = _split_files(fold_dir)
+    try:
+        data = load_letor_fold(fold_dir.parent, fold_dir.name)
+    except READ_ERRORS as exc:
+        # the loader reads the three files together: name the one at fault
+        for path in files:
+            try:
+                load_letor(path)
+            except READ_ERRORS as file_exc:
+                raise DataError(f"cannot read {path} as a LETOR file: {file_exc}") from None
+        raise DataError(f"cannot read the LETOR fold {fold_dir}: {exc}") from None
+    y_train = data.train[1]
+    if not np.isfinite(y_train).all():
+        raise DataError(
+            f"{files[0]}: {int((~np.isfinite(y_train)).sum())} of {y_train.shape[0]} "
+            "labels are NaN or infinite; labels must be finite"
+        )
+    for path, (_, y, qid) in zip(files[1:], (data.vali, data.test)):
+        check_labels(y, qid, convention="letor", where=path)
+    return data
+
+
 def _letor_fold(names, fold_dir, grids):
     """One fold of :func:`run_letor`: name -> (test row, mean fit seconds, chosen point)."""
-    data = load_letor_fold(fold_dir.parent, fold_dir.name)
+    data = _load_fold(fold_dir)
     vali, test = data.vali, data.test
     out = {}
     for name in names:
@@ -165,16 +223,46 @@ def format_table(results, title):
     return "\n".join(lines)
 
 
+def _split_files(fold_dir):
+    """The train, vali and test files of a fold folder, as :func:`load_letor_fold` picks them.
+
+    Raises ValueError naming the fold and what is missing.
+    """
+    files, missing = [], []
+    for split in _SPLITS:
+        candidates = [fold_dir / f"{split}{suffix}" for suffix in (".txt", ".txt.gz")]
+        found = next((p for p in candidates if p.is_file()), None)
+        if found is None:
+            missing.append(" or ".join(p.name for p in candidates))
+        files.append(found)
+    if missing:
+        raise ValueError(f"{fold_dir}: incomplete LETOR fold, no {'; no '.join(missing)}")
+    return files
+
+
 def _letor_folds(path):
-    """Fold folders under ``path`` (a fold folder itself, or a data set with Fold1..Fold5)."""
+    """Fold folders under ``path`` (a fold folder itself, or a data set with Fold1..Fold5).
+
+    Every fold is checked before any is run: it is named Fold1 .. Fold5 (the
+    folders :func:`load_letor_fold` reads) and holds its train, vali and test
+    files; ValueError names the folder otherwise.
+    """
     if (path / "train.txt").exists() or (path / "train.txt.gz").exists():
-        return [path]
-    folds = sorted(p for p in path.glob("Fold*") if p.is_dir())
+        folds = [path.resolve()]  # resolved: "." has no name, a fold has one
+    else:
+        folds = sorted(p for p in path.glob("Fold*") if p.is_dir())
     if not folds:
         raise ValueError(
             f"{path}: expected a LETOR file, a LETOR fold folder (train/vali/test files) "
             "or a folder holding Fold1..Fold5."
         )
+    for fold in folds:
+        if fold.name not in FOLD_NAMES:
+            raise ValueError(
+                f"{fold}: a LETOR fold folder is named one of Fold1 .. Fold5; "
+                f"got {fold.name!r}"
+            )
+        _split_files(fold)
     return folds
 
 

@@ -1,5 +1,7 @@
 """The command line: ``python -m skrank fit / predict / evaluate / compare FILE``."""
 
+import gzip
+import pickle
 import subprocess
 import sys
 
@@ -17,7 +19,8 @@ from skrank import (
     map_score,
     ndcg_score,
 )
-from skrank._cli import _param, main
+from skrank import __version__
+from skrank._cli import MODEL_FORMAT, _n_jobs, _param, main
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -232,14 +235,6 @@ def test_missing_files_are_one_line_errors(command, train_file, tmp_path, capsys
     assert "Traceback" not in captured.err and captured.out == ""
 
 
-def test_predict_rejects_a_file_that_is_not_a_model(train_file, tmp_path, capsys):
-    joblib.dump({"something": "else"}, tmp_path / "other.joblib")
-    for model in (train_file, tmp_path / "other.joblib"):
-        assert main(["predict", str(model), str(train_file)]) == 1
-    err = capsys.readouterr().err
-    assert "as a model" in err and "is not a model saved by 'python -m skrank fit'" in err
-
-
 @pytest.mark.parametrize("how", ["positional", "--data"])
 def test_compare_on_a_single_file(how, train_file, capsys):
     data = [str(train_file)] if how == "positional" else ["--data", str(train_file)]
@@ -276,3 +271,310 @@ def test_help_lists_the_four_commands():
     )
     for command in ("fit", "predict", "evaluate", "compare"):
         assert f"\n    {command} " in result.stdout
+
+
+# ----------------------------------------------------------------------
+# Expected failures: one line on stderr, exit status 1 (usage errors: 2)
+PROGRESS = ("loaded ", "model: ")  # progress lines that may come before the error
+
+
+def _error_line(err, command):
+    """The message of the one error line on ``err``, checked.
+
+    Lines before it may only be progress lines (``loaded ...``, ``model:
+    ...``); a traceback has others.
+    """
+    assert "Traceback" not in err, err
+    *progress, last = err.splitlines()
+    assert all(line.startswith(PROGRESS) for line in progress), err
+    prefix = f"python -m skrank {command}: error: "
+    assert last.startswith(prefix), err
+    return last[len(prefix):]
+
+
+def _fails(argv, capsys):
+    """Run ``main(argv)``; assert exit status 1, no stdout, one error line; its message."""
+    assert main([str(a) for a in argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return _error_line(captured.err, argv[0])
+
+
+def _relabel(path, label, out):
+    """``path``'s LETOR text with the first row's label replaced by ``label``, at ``out``."""
+    lines = path.read_text().splitlines(keepends=True)
+    lines[0] = f"{label} " + lines[0].split(" ", 1)[1]
+    out.write_text("".join(lines))
+    return out
+
+
+def _write_fold(folder, *, seed=0):
+    """A LETOR fold folder (train, vali and test of 6 queries each); returns it."""
+    folder.mkdir(parents=True)
+    for k, split in enumerate(("train", "vali", "test")):
+        X, y, qid = make_ranking(n_queries=6, n_docs=(3, 6), n_features=N_FEATURES,
+                                 random_state=10 * seed + k)
+        _write_letor(folder / f"{split}.txt", X, y, qid)
+    return folder
+
+
+# label, convention, what the metric says
+BAD_LABELS = {
+    "negative": ("-1", "skrank", "y_true has negative labels (min -1)"),
+    "negative-linear-gain": ("-1", "sklearn", "NDCG is not defined for negative gains"),
+    "nan": ("nan", "skrank", "y_true contains NaN or infinity (1 of"),
+    "inf": ("inf", "letor", "y_true contains NaN or infinity (1 of"),
+    "over-1000": ("2000", "skrank", "y_true has labels up to 2000"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LABELS))
+def test_evaluate_rejects_labels_the_metrics_cannot_score(case, test_file, tmp_path, capsys):
+    label, convention, reason = BAD_LABELS[case]
+    data = _relabel(test_file, label, tmp_path / "bad.txt")
+    scores = tmp_path / "scores.txt"
+    scores.write_text("0.5\n" * load_letor(test_file)[0].shape[0])
+    message = _fails(["evaluate", data, scores, "--convention", convention], capsys)
+    assert message.startswith(f"{data}: its labels cannot be scored (convention {convention!r}): ")
+    assert reason in message
+
+
+@pytest.mark.parametrize("case", ["negative", "nan", "over-1000"])
+def test_compare_rejects_labels_the_metrics_cannot_score(case, train_file, tmp_path, capsys):
+    label, _, reason = BAD_LABELS[case]
+    data = _relabel(train_file, label, tmp_path / "bad.txt")
+    message = _fails(["compare", data, "--cv", "2", "--rankers", "Ridge"], capsys)
+    assert message.startswith(f"{data}: its labels cannot be scored (convention 'skrank'): ")
+    assert reason in message
+
+
+@pytest.mark.parametrize("split, label, reason", [
+    ("train", "nan", "1 of {n} labels are NaN or infinite; labels must be finite"),
+    ("vali", "2000", "its labels cannot be scored (convention 'letor'): y_true has labels up to 2000"),
+    ("test", "-1", "its labels cannot be scored (convention 'letor'): y_true has negative labels"),
+])
+def test_compare_letor_rejects_labels_the_metrics_cannot_score(split, label, reason, tmp_path,
+                                                               capsys):
+    fold = _write_fold(tmp_path / "data" / "Fold1")
+    bad = fold / f"{split}.txt"
+    _relabel(bad, label, bad)
+    n = load_letor(bad)[0].shape[0] if split == "train" else 0
+    message = _fails(["compare", tmp_path / "data", "--rankers", "Ridge"], capsys)
+    assert message.startswith(f"{bad}: ") and reason.format(n=n) in message
+
+
+def test_compare_rejects_n_jobs_0_as_a_usage_error(train_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(train_file), "--rankers", "Ridge", "--n-jobs", "0"])
+    assert exc.value.code == 2  # argparse's usage error, like --cv 1 or --k 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("usage: ")
+    assert err.splitlines()[-1] == (
+        "python -m skrank compare: error: argument --n-jobs: expected a nonzero integer "
+        "(N workers, or -1 for all CPUs); got '0'"
+    )
+    assert "loaded" not in err  # rejected before the data are read
+
+
+@pytest.mark.parametrize("text, expected", [("1", 1), ("4", 4), ("-1", -1), ("-2", -2)])
+def test_n_jobs_takes_joblib_counts(text, expected):
+    assert _n_jobs(text) == expected
+
+
+@pytest.mark.parametrize("missing", ["train", "vali", "test"])
+def test_compare_rejects_an_incomplete_fold_before_running_any(missing, tmp_path, capsys):
+    root = tmp_path / "data"
+    _write_fold(root / "Fold1")
+    (_write_fold(root / "Fold2", seed=1) / f"{missing}.txt").unlink()
+    message = _fails(["compare", root, "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"{root / 'Fold2'}: incomplete LETOR fold, no {missing}.txt or {missing}.txt.gz"
+    )
+
+
+def test_compare_rejects_an_incomplete_fold_folder(tmp_path, capsys):
+    fold = _write_fold(tmp_path / "Fold3")
+    (fold / "vali.txt").unlink()
+    (fold / "test.txt").unlink()
+    message = _fails(["compare", fold, "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"{fold.resolve()}: incomplete LETOR fold, no vali.txt or vali.txt.gz; "
+        "no test.txt or test.txt.gz"
+    )
+
+
+@pytest.mark.parametrize("layout", ["fold folder", "data set"])
+def test_compare_rejects_a_fold_not_named_fold1_to_fold5(layout, tmp_path, capsys):
+    if layout == "fold folder":
+        fold = _write_fold(tmp_path / "mydata").resolve()
+        data = fold
+    else:
+        fold = _write_fold(tmp_path / "data" / "Fold6")
+        data = tmp_path / "data"
+    message = _fails(["compare", data, "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"{fold}: a LETOR fold folder is named one of Fold1 .. Fold5; got {fold.name!r}"
+    )
+
+
+def test_compare_runs_on_the_current_fold_folder(tmp_path, monkeypatch, capsys):
+    """``compare .`` inside Fold1: the fold is named by its resolved path."""
+    monkeypatch.chdir(_write_fold(tmp_path / "Fold1"))
+    assert main(["compare", ".", "--rankers", "Ridge"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("LETOR protocol on 1 fold(s) of .")
+    assert "[Fold1] Ridge: chose" in captured.err
+
+
+def _gzip_damaged(text, how):
+    """``text`` gzipped, then damaged ``how``."""
+    data = bytearray(gzip.compress(text.encode()))
+    if how == "truncated":
+        return bytes(data[: len(data) // 2])
+    if how == "corrupt":  # first deflate block of the reserved type 3
+        data[10] = 0x07
+        return bytes(data)
+    return b"plain text, not gzip\n" * 4  # "not gzip"
+
+
+# how the gzip is damaged, what reading it raises today, what the message says
+DAMAGED_GZIP = {
+    "truncated": "EOFError: Compressed file ended before the end-of-stream marker was reached",
+    "corrupt": "zlib.error: Error -3 while decompressing data: invalid block type",
+    "not gzip": "Not a gzipped file",
+}
+
+
+@pytest.mark.parametrize("how", list(DAMAGED_GZIP))
+@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "compare"])
+def test_damaged_gzip_is_a_one_line_error(command, how, train_file, tmp_path, capsys):
+    damaged = tmp_path / "data.txt.gz"
+    damaged.write_bytes(_gzip_damaged(train_file.read_text(), how))
+    model, scores = tmp_path / "model.joblib", tmp_path / "scores.txt"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
+    scores.write_text("0.5\n")
+    capsys.readouterr()
+    argv = {
+        "fit": ["fit", damaged, "--ranker", "Ridge", "--out", tmp_path / "m2.joblib"],
+        "predict": ["predict", model, damaged],
+        "evaluate": ["evaluate", damaged, scores],
+        "compare": ["compare", damaged, "--cv", "2", "--rankers", "Ridge"],
+    }[command]
+    message = _fails(argv, capsys)
+    assert message.startswith(f"cannot read {damaged} as a LETOR file: {DAMAGED_GZIP[how]}")
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_compare_names_the_damaged_file_of_a_fold(split, tmp_path, capsys):
+    fold = _write_fold(tmp_path / "data" / "Fold1")
+    plain = fold / f"{split}.txt"
+    damaged = fold / f"{split}.txt.gz"
+    damaged.write_bytes(_gzip_damaged(plain.read_text(), "truncated"))
+    plain.unlink()
+    message = _fails(["compare", tmp_path / "data", "--rankers", "Ridge"], capsys)
+    assert message == (
+        f"cannot read {damaged} as a LETOR file: "
+        "Compressed file ended before the end-of-stream marker was reached"
+    )
+
+
+def test_compare_reports_a_fold_error_raised_in_a_worker(tmp_path, capsys):
+    """With --n-jobs 2 the folds load in joblib workers; the error still reaches the CLI."""
+    root = tmp_path / "data"
+    _write_fold(root / "Fold1")
+    bad = _write_fold(root / "Fold2", seed=1) / "vali.txt"
+    _relabel(bad, "nan", bad)
+    message = _fails(["compare", root, "--rankers", "Ridge", "--n-jobs", "2"], capsys)
+    assert message.startswith(f"{bad}: its labels cannot be scored (convention 'letor'): ")
+
+
+@pytest.fixture
+def model_file(train_file, tmp_path, capsys):
+    """A Ridge model saved by ``fit``."""
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
+    capsys.readouterr()
+    return model
+
+
+# what the file holds, the end of the message
+NOT_MODELS = {
+    "LETOR text": (None, "joblib cannot load it (IndexError: pop from empty list)"),
+    "empty file": (b"", "the file is empty"),
+    "joblib list": ("joblib", "it holds a list"),
+    "pickled list": ("pickle", "it holds a list"),
+    "other dict": ({"something": "else"}, "it holds a dict without a skrank 'format'"),
+    "truncated model": ("truncated", "joblib cannot load it ("),  # the error varies
+    "model without estimator": ("no estimator", "it has no 'estimator'"),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_MODELS))
+def test_predict_rejects_a_file_that_is_not_a_model(case, model_file, train_file, tmp_path,
+                                                    capsys):
+    content, reason = NOT_MODELS[case]
+    path = tmp_path / "other.joblib"
+    if content is None:
+        path = train_file
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content == "joblib":
+        joblib.dump([1, 2, 3], path)
+    elif content == "pickle":
+        path.write_bytes(pickle.dumps([1, 2, 3]))
+    elif content == "truncated":
+        path.write_bytes(model_file.read_bytes()[:200])
+    elif content == "no estimator":
+        payload = joblib.load(model_file)
+        del payload["estimator"]
+        joblib.dump(payload, path)
+    else:
+        joblib.dump(content, path)
+    message = _fails(["predict", path, train_file], capsys)
+    assert message.startswith(
+        f"{path} is not a skrank model saved by 'python -m skrank fit' "
+        f"(a joblib file of format {MODEL_FORMAT!r}): {reason}"
+    )
+
+
+@pytest.mark.parametrize("version", ["skrank-model/0", "skrank-model/2"])
+def test_predict_rejects_a_model_of_another_format(version, model_file, train_file, capsys):
+    payload = joblib.load(model_file)
+    payload["format"] = version
+    joblib.dump(payload, model_file)
+    message = _fails(["predict", model_file, train_file], capsys)
+    assert message == (
+        f"{model_file} is a skrank model of format {version!r}; skrank {__version__} "
+        f"reads {MODEL_FORMAT!r}: fit the model again with this version"
+    )
+
+
+@pytest.mark.parametrize("command", ["fit", "predict-model", "predict-file", "evaluate-file",
+                                     "evaluate-scores"])
+def test_a_folder_given_as_a_file(command, model_file, train_file, tmp_path, capsys):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    argv = {
+        "fit": ["fit", folder, "--ranker", "Ridge", "--out", tmp_path / "m"],
+        "predict-model": ["predict", folder, train_file],
+        "predict-file": ["predict", model_file, folder],
+        "evaluate-file": ["evaluate", folder, train_file],
+        "evaluate-scores": ["evaluate", train_file, folder],
+    }[command]
+    assert _fails(argv, capsys) == f"{folder} is a folder; expected a file"
+
+
+@pytest.mark.parametrize("command", ["fit", "predict"])
+@pytest.mark.parametrize("out", ["folder", "missing folder"])
+def test_an_output_that_cannot_be_written_is_found_first(command, out, model_file, train_file,
+                                                         tmp_path, capsys):
+    target = tmp_path if out == "folder" else tmp_path / "missing" / "out.txt"
+    argv = {
+        "fit": ["fit", train_file, "--ranker", "Ridge", "--out", target],
+        "predict": ["predict", model_file, train_file, "--out", target],
+    }[command]
+    message = _fails(argv, capsys)
+    assert message == {
+        "folder": f"cannot write {target}: it is a folder; expected a file name",
+        "missing folder": f"cannot write {target}: no such folder {target.parent}",
+    }[out]
