@@ -29,6 +29,7 @@ import pickle
 import struct
 import sys
 import time
+import warnings
 import zlib
 from pathlib import Path
 
@@ -38,7 +39,6 @@ import numpy as np
 from . import __version__
 from ._compare import (
     RANKERS,
-    READ_ERRORS,
     DataError,
     _letor_folds,
     check_labels,
@@ -158,10 +158,10 @@ def _load(path, *, n_features=None):
     start = time.perf_counter()
     try:
         X, y, qid = load_letor(path, n_features=n_features)
-    except READ_ERRORS as exc:  # truncated or corrupt gzip among them
-        raise CommandError(
-            f"cannot read {path} as a LETOR file: {_describe(exc)}"
-        ) from None
+    except ValueError as exc:  # the loader's messages name the file
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
     _log(f"loaded {X.shape[0]} rows, {np.unique(qid).size} queries, {X.shape[1]} features "
          f"from {path} in {time.perf_counter() - start:.1f} s")
     return X, y, qid
@@ -532,9 +532,17 @@ def main(argv=None):
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.run(args, args.parser)
-    except CommandError as exc:
-        message = " ".join(str(exc).splitlines())  # one line, whatever a library wrote
-        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr, flush=True)
-        return 1
+
+    def one_line(kind, text):
+        text = " ".join(str(text).splitlines())  # one line, whatever a library wrote
+        print(f"{PROG} {args.command}: {kind}: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        # a warning (non-finite values in a file, a fit that did not
+        # converge) is one line too, without the source line Python adds
+        warnings.showwarning = lambda message, *rest, **kw: one_line("warning", message)
+        try:
+            return args.run(args, args.parser)
+        except CommandError as exc:
+            one_line("error", exc)
+            return 1

@@ -10,7 +10,6 @@ its rankers from the same registry. The command line itself is in
 import inspect
 import time
 import warnings
-import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +18,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.parallel import Parallel, delayed
 
-from .datasets import load_letor, load_letor_fold
+from .datasets import load_letor_fold
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
@@ -28,12 +27,6 @@ from .utils._routing import accepts_qid, predict_scores
 CUTOFFS = (1, 2, 3, 4, 5, 10)
 LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 COLUMNS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]
-
-#: What reading a LETOR file raises when the file is at fault: a parse error
-#: (ValueError, UnicodeDecodeError among them), an unreadable file or a bad
-#: gzip header (OSError, gzip.BadGzipFile among them), a truncated (EOFError)
-#: or corrupt (zlib.error) compressed stream.
-READ_ERRORS = (ValueError, OSError, EOFError, zlib.error)
 
 #: The fold folders :func:`skrank.datasets.load_letor_fold` reads.
 FOLD_NAMES = tuple(f"Fold{k}" for k in range(1, 6))
@@ -166,13 +159,7 @@ def _load_fold(fold_dir):
     files = _split_files(fold_dir)
     try:
         data = load_letor_fold(fold_dir.parent, fold_dir.name)
-    except READ_ERRORS as exc:
-        # the loader reads the three files together: name the one at fault
-        for path in files:
-            try:
-                load_letor(path)
-            except READ_ERRORS as file_exc:
-                raise DataError(f"cannot read {path} as a LETOR file: {file_exc}") from None
+    except (ValueError, OSError) as exc:  # the loader's messages name the file
         raise DataError(f"cannot read the LETOR fold {fold_dir}: {exc}") from None
     y_train = data.train[1]
     if not np.isfinite(y_train).all():

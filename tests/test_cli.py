@@ -20,7 +20,7 @@ from skrank import (
     ndcg_score,
 )
 from skrank import __version__
-from skrank._cli import MODEL_FORMAT, _n_jobs, _param, main
+from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -282,11 +282,12 @@ def _error_line(err, command):
     """The message of the one error line on ``err``, checked.
 
     Lines before it may only be progress lines (``loaded ...``, ``model:
-    ...``); a traceback has others.
+    ...``) and one-line warnings; a traceback has others.
     """
     assert "Traceback" not in err, err
     *progress, last = err.splitlines()
-    assert all(line.startswith(PROGRESS) for line in progress), err
+    warning = f"python -m skrank {command}: warning: "
+    assert all(line.startswith((*PROGRESS, warning)) for line in progress), err
     prefix = f"python -m skrank {command}: error: "
     assert last.startswith(prefix), err
     return last[len(prefix):]
@@ -437,11 +438,12 @@ def _gzip_damaged(text, how):
     return b"plain text, not gzip\n" * 4  # "not gzip"
 
 
-# how the gzip is damaged, what reading it raises today, what the message says
+# how the gzip is damaged, what the message says after the file's name
 DAMAGED_GZIP = {
-    "truncated": "EOFError: Compressed file ended before the end-of-stream marker was reached",
-    "corrupt": "zlib.error: Error -3 while decompressing data: invalid block type",
-    "not gzip": "Not a gzipped file",
+    "truncated": "is truncated: its gzip data end before the end-of-stream marker.",
+    "corrupt": "is a corrupt gzip file (error: Error -3 while decompressing data: "
+               "invalid block type).",
+    "not gzip": "is not a valid gzip file",
 }
 
 
@@ -461,7 +463,7 @@ def test_damaged_gzip_is_a_one_line_error(command, how, train_file, tmp_path, ca
         "compare": ["compare", damaged, "--cv", "2", "--rankers", "Ridge"],
     }[command]
     message = _fails(argv, capsys)
-    assert message.startswith(f"cannot read {damaged} as a LETOR file: {DAMAGED_GZIP[how]}")
+    assert message.startswith(f"The file '{damaged}' {DAMAGED_GZIP[how]}")
 
 
 @pytest.mark.parametrize("split", ["train", "test"])
@@ -473,8 +475,8 @@ def test_compare_names_the_damaged_file_of_a_fold(split, tmp_path, capsys):
     plain.unlink()
     message = _fails(["compare", tmp_path / "data", "--rankers", "Ridge"], capsys)
     assert message == (
-        f"cannot read {damaged} as a LETOR file: "
-        "Compressed file ended before the end-of-stream marker was reached"
+        f"cannot read the LETOR fold {fold}: The file '{damaged}' is truncated: its "
+        "gzip data end before the end-of-stream marker."
     )
 
 
@@ -578,3 +580,23 @@ def test_an_output_that_cannot_be_written_is_found_first(command, out, model_fil
         "folder": f"cannot write {target}: it is a folder; expected a file name",
         "missing folder": f"cannot write {target}: no such folder {target.parent}",
     }[out]
+
+
+def test_a_warning_is_one_line(train_file, tmp_path, capsys):
+    """The loader's warning of non-finite values, without Python's source line."""
+    lines = train_file.read_text().splitlines(keepends=True)
+    first = lines[0].split(" ")
+    first[2] = first[2].split(":")[0] + ":inf"  # the first feature of row 1
+    lines[0] = " ".join(first)
+    data = tmp_path / "inf.txt"
+    data.write_text("".join(lines))
+    scores = tmp_path / "scores.txt"
+    scores.write_text("0.5\n" * len(lines))
+    assert main(["evaluate", str(data), str(scores)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if line.startswith(f"{PROG} evaluate: warning:")]
+    assert warned == [
+        f"{PROG} evaluate: warning: The file '{data}' has 1 non-finite feature value "
+        "(the first on line 1): NaN or infinity, loaded as they are."
+    ]
+    assert all(line.startswith((f"{PROG} evaluate: warning:", "loaded ")) for line in err)
