@@ -599,4 +599,4 @@ def test_a_warning_is_one_line(train_file, tmp_path, capsys):
         f"{PROG} evaluate: warning: The file '{data}' has 1 non-finite feature value "
         "(the first on line 1): NaN or infinity, loaded as they are."
     ]
-    assert all(line.startswith((f"{PROG} evaluate: warning:", "loaded ")) for line in err)
+    assert not any("UserWarning" in line or "Traceback" in line for line in err), err
