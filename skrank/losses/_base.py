@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._query import QueryLayout
+from ..utils._validation import check_numeric
 
 
 #: Key of ``LossState.per_query`` holding query weights (``fit``'s
@@ -246,8 +247,12 @@ def query_mean(per_query, grad, weight=None, expand=None):
 
 
 def _check_finite_vector(name, values, n):
-    """``values`` as a float64 vector of length ``n``, or a ValueError naming it."""
-    values = np.asarray(values, dtype=np.float64)
+    """``values`` as a float64 vector of length ``n``, or an error naming it.
+
+    Text is refused (:func:`~skrank.utils._validation.check_numeric`, a
+    TypeError); a wrong shape or a non-finite value is a ValueError.
+    """
+    values = np.asarray(check_numeric(values, name), dtype=np.float64)
     if values.shape != (n,):
         raise ValueError(
             f"{name} must have shape ({n},) to match the (selected) queries; "

@@ -25,6 +25,7 @@ from scipy.special import ndtr
 
 from .._query import QueryLayout, default_qid
 from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
 
 #: Float64 values the stored recursion states of one block may occupy
@@ -322,7 +323,7 @@ class SoftRankLoss(ListwiseLoss):
             Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``; all
             ranks are returned whatever ``truncation`` is.
         """
-        scores = np.asarray(scores, dtype=np.float64)
+        scores = np.asarray(check_numeric(scores, "scores"), dtype=np.float64)
         layout = QueryLayout(default_qid(qid, scores.shape[0]))
         s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))
         out = [None] * layout.n_queries

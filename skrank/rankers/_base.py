@@ -47,7 +47,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     validate_data,
 )
-from ..utils._validation import keep_fitted_state_on_error
+from ..utils._validation import check_numeric, keep_fitted_state_on_error
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
@@ -101,7 +101,9 @@ class BaseRanker(BaseEstimator):
             Feature rows. float32 is kept (the network runs in float32, no
             float64 copy is made); other dtypes are converted to float64.
         y : array-like of shape (n_samples,)
-            Relevance labels (larger is more relevant).
+            Relevance labels (larger is more relevant): numbers. Strings such
+            as ``"1"`` are refused (``TypeError``), not parsed: convert them
+            first, e.g. ``y.astype(float)``.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row (integers or strings, rows in any order).
             None means all rows belong to one query; with more than 100 rows
@@ -133,6 +135,8 @@ class BaseRanker(BaseEstimator):
     def _fit(self, X, y, qid, X_val, y_val, qid_val, sample_weight):
         settings = self._fit_settings()
         warm = settings.warm_start and self._is_fitted()
+        if y is not None:  # (None: scikit-learn's own message)
+            check_numeric(y, "y")
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=not warm
         )
@@ -291,6 +295,7 @@ class BaseRanker(BaseEstimator):
                 "X_val/y_val are used for early stopping only; got them with "
                 "early_stopping=False."
             )
+        check_numeric(y_val, "y_val")
         X_val, y_val = validate_data(
             self, X_val, y_val, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True,
             reset=False,
@@ -345,7 +350,8 @@ class BaseRanker(BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Feature rows.
         y : array-like of shape (n_samples,)
-            Relevance labels (non-negative).
+            Relevance labels (non-negative numbers; strings are refused, as
+            in ``fit``).
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. None means one query, and is refused
             (``ValueError``) when the ranker was fitted on several queries:
@@ -362,6 +368,7 @@ class BaseRanker(BaseEstimator):
         score : float
         """
         check_is_fitted(self)
+        check_numeric(y, "y")
         X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
         qid = fitted_qid(qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
                          owner=type(self).__name__, method="score", strict=True)

