@@ -9,7 +9,10 @@ works as that meaning.
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from skrank import losses
 from skrank import (
     BoltzRankRanker,
     ListNetRanker,
@@ -23,7 +26,7 @@ from skrank import (
     precision_at_k,
 )
 from skrank._query import QueryLayout
-from skrank.losses import ListNetLoss
+from skrank.losses import LOSSES, ListNetLoss, ListwiseLoss, query_uniforms
 
 RANKERS = [ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker]
 FAST = {
@@ -110,3 +113,83 @@ def test_text_labels_are_refused_by_the_losses():
         loss.prepare(to_text(y), layout)
     with pytest.raises(TypeError, match=_text_message("scores", got)):
         loss.value_and_grad(to_text(y), loss.prepare(y, layout))
+
+
+# 2. the loss API on a plain qid ---------------------------------------------
+#: Every loss class that skrank.losses exports (the abstract base excepted).
+PUBLIC_LOSSES = sorted(
+    (obj for obj in map(losses.__dict__.get, losses.__all__)
+     if isinstance(obj, type) and issubclass(obj, ListwiseLoss) and obj is not ListwiseLoss),
+    key=lambda cls: cls.__name__,
+)
+
+
+def test_every_registered_loss_is_public():
+    assert set(PUBLIC_LOSSES) == set(LOSSES.values())
+
+
+def _small_queries(rng, qid):
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    return y, rng.normal(size=len(qid))
+
+
+@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("as_ids", [np.asarray, list, lambda q: q.astype(str)],
+                         ids=["array", "list", "str-ids"])
+def test_loss_on_a_plain_qid_equals_the_loss_on_its_layout(cls, as_ids, rng):
+    qid = rng.permutation(np.repeat([7, 3, 11, 5], [4, 1, 6, 3]))
+    y, scores = _small_queries(rng, qid)
+    loss = cls()
+    by_layout = loss.prepare(y, QueryLayout(as_ids(qid)), random_state=0)
+    by_ids = loss.prepare(y, as_ids(qid), random_state=0)
+    np.testing.assert_array_equal(by_ids.layout.qid, by_layout.layout.qid)
+    # all queries, and a mini-batch of two (its rows grouped by query)
+    positions, _ = by_layout.layout.select([0, 2])
+    batch = by_layout.layout.to_sorted(scores)[positions]
+    for s, queries in ((scores, None), (batch, [0, 2])):
+        value, grad = loss.value_and_grad(s, by_ids, queries)
+        expected_value, expected_grad = loss.value_and_grad(s, by_layout, queries)
+        assert value == expected_value
+        np.testing.assert_array_equal(grad, expected_grad)
+
+
+@settings(max_examples=25, deadline=None)
+@given(qid=st.lists(st.integers(-3, 3), min_size=1, max_size=12), seed=st.integers(0, 2**16))
+@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
+def test_loss_on_any_qid_equals_the_loss_on_its_layout(cls, qid, seed):
+    y, scores = _small_queries(np.random.default_rng(seed), qid)
+    loss = cls()
+    value, grad = loss.value_and_grad(scores, loss.prepare(y, qid, random_state=seed))
+    expected = loss.value_and_grad(scores, loss.prepare(y, QueryLayout(qid), random_state=seed))
+    assert value == expected[0]
+    np.testing.assert_array_equal(grad, expected[1])
+
+
+@pytest.mark.parametrize("bad", [{"qid": [0, 0, 0]}, "000", 1.5, 0, None],
+                         ids=["dict", "str", "float", "int", "None"])
+@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
+def test_loss_refuses_a_qid_of_the_wrong_type(cls, bad):
+    message = (r"^layout must be an array of query ids \(one per row\) or a QueryLayout; "
+               rf"got {type(bad).__name__} ")
+    with pytest.raises(TypeError, match=message):
+        cls().prepare([2.0, 0.0, 1.0], bad)
+
+
+@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
+def test_loss_checks_the_length_of_a_qid_against_y(cls):
+    with pytest.raises(ValueError,
+                       match=r"^layout must have one entry per row: expected 3 entries, got 2\."):
+        cls().prepare([2.0, 0.0, 1.0], [0, 0])
+    # a layout keeps its own check, of y against its rows
+    with pytest.raises(ValueError, match=r"^y must have shape \(2,\)"):
+        cls().prepare([2.0, 0.0, 1.0], QueryLayout([0, 0]))
+
+
+def test_query_uniforms_on_a_plain_qid_equals_them_on_its_layout():
+    qid = np.array([5, 3, 5, 3, 3, 9])
+    for per_query in (False, True):
+        np.testing.assert_array_equal(
+            query_uniforms(qid, 0, 3, per_query=per_query),
+            query_uniforms(QueryLayout(qid), 0, 3, per_query=per_query))
+    with pytest.raises(TypeError, match=r"^layout must be an array of query ids"):
+        query_uniforms({"qid": qid}, 0, 3)
