@@ -7,11 +7,18 @@ message (naming the parameter), or, where the input has a meaning, that it
 works as that meaning.
 """
 
+import importlib
+from numbers import Integral
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import Ridge
+from sklearn.utils._param_validation import InvalidParameterError, Interval
 
+import skrank
 from skrank import losses
 from skrank import (
     BoltzRankRanker,
@@ -193,3 +200,77 @@ def test_query_uniforms_on_a_plain_qid_equals_them_on_its_layout():
             query_uniforms(QueryLayout(qid), 0, 3, per_query=per_query))
     with pytest.raises(TypeError, match=r"^layout must be an array of query ids"):
         query_uniforms({"qid": qid}, 0, 3)
+
+
+# 4. bool as an integer ------------------------------------------------------
+#: Arguments of the public classes that cannot be built without any.
+REQUIRED_ARGS = {
+    "RankerSearchCV": lambda: dict(estimator=Ridge(), param_grid={"alpha": [1.0]}, cv=2),
+    "RankerRandomizedSearchCV": lambda: dict(estimator=Ridge(),
+                                             param_distributions={"alpha": [1.0]}, cv=2),
+}
+
+
+def _public_classes():
+    """Every estimator and loss class a public skrank module exports."""
+    found = {}
+    for module in [skrank] + [importlib.import_module(f"skrank.{name}") for name in (
+            "rankers", "losses", "preprocessing", "model_selection", "metrics", "inspection")]:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, (BaseEstimator, ListwiseLoss)) \
+                    and obj is not ListwiseLoss:
+                found[obj.__name__] = obj
+    return [found[name] for name in sorted(found)]
+
+
+def _is_integer_constraint(constraint):
+    return constraint is Integral or (
+        isinstance(constraint, Interval) and constraint.type is Integral)
+
+
+INTEGER_PARAMETERS = [
+    (cls, name)
+    for cls in _public_classes()
+    for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
+    if not isinstance(constraints, str) and any(map(_is_integer_constraint, constraints))
+]
+
+
+def test_the_walk_finds_the_integer_parameters():
+    found = {f"{cls.__name__}.{name}" for cls, name in INTEGER_PARAMETERS}
+    assert {"LogRankRanker.k", "LogRankLoss.k", "ListNetRanker.batch_size",
+            "SoftRankLoss.truncation", "SoftRankRanker.n_exact", "BoltzRankRanker.n_samples",
+            "BoltzRankRanker.pairwise_hidden_layer_sizes", "ListNetRanker.n_jobs",
+            "RankerRandomizedSearchCV.n_iter", "RankerSearchCV.pre_dispatch"} <= found
+    assert {cls for cls, _ in INTEGER_PARAMETERS} >= set(PUBLIC_LOSSES) - {losses.ListNetLoss}
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_])
+@pytest.mark.parametrize("cls, name", INTEGER_PARAMETERS,
+                         ids=[f"{c.__name__}.{n}" for c, n in INTEGER_PARAMETERS])
+def test_bool_is_not_an_integer_parameter(cls, name, value, data):
+    message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\)"
+               rf".*\. Got {value!r} instead\.$")
+    if issubclass(cls, ListwiseLoss):
+        with pytest.raises(InvalidParameterError, match=message):
+            cls(**{name: value})
+        return
+    X, y, qid = data
+    estimator = cls(**REQUIRED_ARGS.get(cls.__name__, dict)()).set_params(**{name: value})
+    with pytest.raises(InvalidParameterError, match=message):
+        estimator.fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("cls, name, value, message", [
+    (ListNetRanker, "hidden_layer_sizes", (4, True),
+     r"^hidden_layer_sizes must hold positive integers; got \(4, True\) \(each entry must be "
+     r"an int \(not a bool\) in the range \[1, "),
+    (BoltzRankRanker, "pairwise_hidden_layer_sizes", (True,),
+     r"^pairwise_hidden_layer_sizes must be None or one positive number of hidden units, "
+     r"such as \(5,\); got \(True,\) \(its entry must be an int \(not a bool\)"),
+])
+def test_bool_is_not_a_layer_width(cls, name, value, message, data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=message):
+        _fast(cls, **{name: value}).fit(X, y, qid=qid)

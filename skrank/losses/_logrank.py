@@ -1,13 +1,13 @@
 """LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
 
 from functools import partial
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import expit
 
 from ..metrics._ranking import check_relevance_threshold
-from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_parameter_constraints
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_bits, query_uniforms
 from ._sampled import LogitForm, coefficient_dtype, log_softmax_rows, sample_objective
 
@@ -157,10 +157,10 @@ class LogRankLoss(ListwiseLoss):
     _parameter_constraints = {
         "objective": [StrOptions(set(OBJECTIVES))],
         "gain": [StrOptions(set(GAINS))],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": [Integer(1, None, closed="left")],
         "sampler": [StrOptions(set(SAMPLERS))],
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "walk_length": [Interval(Integral, 1, None, closed="left")],
+        "n_samples": [Integer(1, None, closed="left")],
+        "walk_length": [Integer(1, None, closed="left")],
         "restart": [StrOptions(set(RESTARTS))],
         "restart_skew": [Interval(Real, None, 0, closed="right")],
         "normalize_pairs": ["boolean"],

@@ -42,6 +42,7 @@ from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import (
+    Integer,
     Interval,
     StrOptions,
     _fit_context,
@@ -55,6 +56,17 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 #: How the runs of ``n_init`` initialisations are combined.
 RESTARTS = ("average", "best")
+
+#: The width of one hidden layer: ``hidden_layer_sizes`` as an int, or each
+#: of its entries (also of BoltzRank's ``pairwise_hidden_layer_sizes``).
+LAYER_UNITS = Integer(1, None, closed="left")
+
+
+def layer_sizes(value):
+    """``value`` (an int or a sequence of them) as a tuple of widths; None if one is not
+    a :data:`LAYER_UNITS` (e.g. ``True``, or 0)."""
+    sizes = (value,) if isinstance(value, Integral) else tuple(value)
+    return sizes if all(LAYER_UNITS.is_satisfied_by(h) for h in sizes) else None
 
 
 @dataclass
@@ -458,35 +470,34 @@ class NeuralRanker(BaseRanker):
     _loss_parameters = ()
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": ["array-like", LAYER_UNITS],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "solver": [StrOptions(set(SOLVERS))],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Integer(1, None, closed="left")],
+        "max_iter": [Integer(1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "scoring": [str, RankingScorer],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Integer(1, None, closed="left")],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "momentum": [Interval(Real, 0, 1, closed="both")],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Integer(1, None, closed="left")],
         "restarts": [StrOptions(set(RESTARTS))],
-        "n_jobs": [None, Integral],
+        "n_jobs": [None, Integer()],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
     }
 
     def _hidden_sizes(self):
-        sizes = self.hidden_layer_sizes
-        sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
-        if not all(isinstance(h, Integral) and h >= 1 for h in sizes):
+        sizes = layer_sizes(self.hidden_layer_sizes)
+        if sizes is None:
             raise ValueError(
                 "hidden_layer_sizes must hold positive integers; got "
-                f"{self.hidden_layer_sizes!r}."
+                f"{self.hidden_layer_sizes!r} (each entry must be {LAYER_UNITS})."
             )
         return sizes
 
