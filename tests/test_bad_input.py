@@ -33,7 +33,14 @@ from skrank import (
     precision_at_k,
 )
 from skrank._query import QueryLayout
-from skrank.losses import LOSSES, ListNetLoss, ListwiseLoss, query_uniforms
+from skrank.losses import (
+    LOSSES,
+    ListNetLoss,
+    ListwiseLoss,
+    LogRankLoss,
+    SoftRankLoss,
+    query_uniforms,
+)
 
 RANKERS = [ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker]
 FAST = {
@@ -52,6 +59,48 @@ def _fast(cls, **params):
 @pytest.fixture(scope="module")
 def data():
     return make_ranking(n_queries=6, n_docs=5, random_state=0)
+
+
+# The public classes and their integer parameters: a walk over the package ---
+#: Arguments of the public classes that cannot be built without any.
+REQUIRED_ARGS = {
+    "RankerSearchCV": lambda: dict(estimator=Ridge(), param_grid={"alpha": [1.0]}, cv=2),
+    "RankerRandomizedSearchCV": lambda: dict(estimator=Ridge(),
+                                             param_distributions={"alpha": [1.0]}, cv=2),
+}
+
+
+def _public_classes():
+    """Every estimator and loss class a public skrank module exports."""
+    found = {}
+    for module in [skrank] + [importlib.import_module(f"skrank.{name}") for name in (
+            "rankers", "losses", "preprocessing", "model_selection", "metrics", "inspection")]:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, (BaseEstimator, ListwiseLoss)) \
+                    and obj is not ListwiseLoss:
+                found[obj.__name__] = obj
+    return [found[name] for name in sorted(found)]
+
+
+def _is_integer_constraint(constraint):
+    return constraint is Integral or (
+        isinstance(constraint, Interval) and constraint.type is Integral)
+
+
+INTEGER_PARAMETERS = [
+    (cls, name)
+    for cls in _public_classes()
+    for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
+    if not isinstance(constraints, str) and any(map(_is_integer_constraint, constraints))
+]
+
+
+def _build(cls, **params):
+    """A public class with fast settings (rankers) or its required arguments (searches)."""
+    if cls in FAST:
+        return _fast(cls, **params)
+    return cls(**REQUIRED_ARGS.get(cls.__name__, dict)(), **params)
 
 
 # 1. text labels -------------------------------------------------------------
@@ -202,41 +251,188 @@ def test_query_uniforms_on_a_plain_qid_equals_them_on_its_layout():
         query_uniforms({"qid": qid}, 0, 3)
 
 
-# 4. bool as an integer ------------------------------------------------------
-#: Arguments of the public classes that cannot be built without any.
-REQUIRED_ARGS = {
-    "RankerSearchCV": lambda: dict(estimator=Ridge(), param_grid={"alpha": [1.0]}, cv=2),
-    "RankerRandomizedSearchCV": lambda: dict(estimator=Ridge(),
-                                             param_distributions={"alpha": [1.0]}, cv=2),
+# 3. integers beyond 64 bits ------------------------------------------------
+HUGE = [2**63, 10**23]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("k", HUGE)
+def test_huge_k_of_logrank_is_no_cut_off(k, data):
+    # as ndcg_score's k: a cut-off past the longest query cuts nothing
+    X, y, qid = data
+    longest = np.bincount(qid).max()
+    assert ndcg_score(y, X[:, 0], qid=qid, k=k) == ndcg_score(y, X[:, 0], qid=qid, k=None)
+    huge = _fast(LogRankRanker, k=k).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(huge.coef_, _fast(LogRankRanker, k=longest).fit(X, y, qid=qid).coef_)
+    assert huge.k == k  # the parameter is kept as given
+    for gain in ("ndcg", "map"):  # k also shapes the graded restarts of every gain
+        state = LogRankLoss(gain=gain, k=k).prepare(y, qid, random_state=0)
+        expected = LogRankLoss(gain=gain, k=longest).prepare(y, qid, random_state=0)
+        np.testing.assert_array_equal(state.per_row["coef"], expected.per_row["coef"])
+        np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
+
+
+@pytest.mark.parametrize("walk_length", [7, 8, *HUGE])
+def test_walk_longer_than_the_sample_is_one_walk(walk_length, data):
+    _, y, qid = data
+    state = LogRankLoss(n_samples=7, walk_length=walk_length).prepare(y, qid, random_state=0)
+    expected = LogRankLoss(n_samples=7, walk_length=7).prepare(y, qid, random_state=0)
+    for key in ("coef", "ranks"):
+        np.testing.assert_array_equal(state.per_row[key], expected.per_row[key])
+    np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("cls", [ListNetRanker, SoftRankRanker, BoltzRankRanker],
+                         ids=lambda c: c.__name__)
+def test_huge_batch_size_is_one_batch_of_all_queries(cls, value, data):
+    X, y, qid = data
+    n_queries = len(np.unique(qid))
+    got = _fast(cls, batch_size=value, early_stopping=False).fit(X, y, qid=qid)
+    expected = _fast(cls, batch_size=n_queries, early_stopping=False).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(got.predict(X, qid=qid), expected.predict(X, qid=qid))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("value", HUGE)
+def test_huge_n_jobs_runs_every_run_at_once(value, data):
+    X, y, qid = data
+    got = _fast(ListNetRanker, n_init=2, n_jobs=value).fit(X, y, qid=qid)
+    expected = _fast(ListNetRanker, n_init=2).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(got.coef_, expected.coef_)
+    _fast(ListNetRanker, n_init=2, n_jobs=-value).fit(X, y, qid=qid)  # joblib: one worker
+
+
+@pytest.mark.parametrize("value", HUGE)
+def test_huge_truncation_and_n_exact_of_softrank_are_no_limit(value, rng):
+    qid = np.repeat([0, 1, 2], [4, 7, 2])
+    y, scores = _small_queries(rng, qid)
+
+    def loss(**params):
+        return SoftRankLoss(**params).value_and_grad(scores, SoftRankLoss(**params).prepare(y, qid))
+
+    for distribution in ("binomial", "normal", "hybrid"):
+        got = loss(rank_distribution=distribution, truncation=value)
+        expected = loss(rank_distribution=distribution, truncation=None)
+        assert got[0] == expected[0]
+        np.testing.assert_array_equal(got[1], expected[1])
+    got = loss(rank_distribution="hybrid", n_exact=value)
+    expected = loss(rank_distribution="hybrid", n_exact=7)  # every document of every query
+    assert got[0] == expected[0]
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("value", HUGE)
+def test_huge_iteration_limits_are_no_limit(value, data):
+    X, y, qid = data
+    ranker = ListNetRanker(max_iter=value, n_iter_no_change=2, tol=0.5, random_state=0)
+    assert ranker.fit(X, y, qid=qid).n_iter_ <= 10  # the patience stopped it
+    for solver in ("adam", "lbfgs"):
+        _fast(ListNetRanker, solver=solver, n_iter_no_change=value).fit(X, y, qid=qid)
+    assert _fast(LogRankRanker, max_iter=value).fit(X, y, qid=qid).n_iter_ < 1000
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("cls, name, low", [
+    (ListNetRanker, "n_init", 1),
+    (ListNetRanker, "hidden_layer_sizes", 1),
+    (LogRankRanker, "n_samples", 1),
+    (BoltzRankRanker, "n_samples", 2),
+    (BoltzRankRanker, "pairwise_hidden_layer_sizes", 1),
+], ids=lambda v: getattr(v, "__name__", v))
+def test_huge_counts_of_what_the_fit_holds_are_refused(cls, name, low, value, data):
+    X, y, qid = data
+    message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\) "
+               rf"in the range \[{low}, {2**63 - 1}\]\. Got {value} instead\.$")
+    with pytest.raises(InvalidParameterError, match=message):
+        _fast(cls, **{name: value}).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("cls, name", [(LogRankLoss, "n_samples"), (losses.BoltzRankLoss,
+                                                                      "n_samples")])
+def test_huge_sample_counts_of_the_losses_are_refused(cls, name, value):
+    with pytest.raises(InvalidParameterError,
+                       match=rf"^The '{name}' parameter of {cls.__name__} must be .*\. "
+                             rf"Got {value} instead\.$"):
+        cls(**{name: value})
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("cls, name, message", [
+    (ListNetRanker, "hidden_layer_sizes",
+     r"^hidden_layer_sizes must hold positive integers; got \(4, {value}\) \(each entry must"
+     r" be an int \(not a bool\) in the range \[1, 9223372036854775807\]\)\.$"),
+    (BoltzRankRanker, "pairwise_hidden_layer_sizes",
+     r"^pairwise_hidden_layer_sizes must be None or one positive number of hidden units, such"
+     r" as \(5,\); got \({value},\) \(its entry must be an int \(not a bool\) in the "
+     r"range \[1, 9223372036854775807\]\)\.$"),
+])
+def test_huge_layer_widths_are_refused(cls, name, message, value, data):
+    X, y, qid = data
+    sizes = (4, value) if name == "hidden_layer_sizes" else (value,)
+    with pytest.raises(ValueError, match=message.format(value=value)):
+        _fast(cls, **{name: sizes}).fit(X, y, qid=qid)
+
+
+#: The integer parameters that count what a fit holds in memory: a count
+#: beyond the largest numpy array length is refused. Every other integer
+#: parameter is a limit (a cut-off, a batch, iterations, patience, workers),
+#: which any larger value leaves as "no limit", and must work.
+COUNTS = {"n_samples", "n_init", "hidden_layer_sizes", "pairwise_hidden_layer_sizes"}
+#: Parameters whose huge value is not tried, and why.
+NOT_TRIED = {
+    "sinkhorn_iterations": pytest.mark.skip(
+        reason="Sinkhorn runs every iteration it is given (there is no tolerance): a huge "
+               "count runs for ever rather than fail, like any long computation asked for"),
+}
+#: Known failures outside skrank's code, and why.
+KNOWN = {
+    ("RankerSearchCV", "n_jobs"): "scikit-learn's search hands n_jobs to joblib, which "
+                                  "fails from about 10**6 workers, as for GridSearchCV",
+    ("RankerRandomizedSearchCV", "n_jobs"): "as RankerSearchCV",
 }
 
 
-def _public_classes():
-    """Every estimator and loss class a public skrank module exports."""
-    found = {}
-    for module in [skrank] + [importlib.import_module(f"skrank.{name}") for name in (
-            "rankers", "losses", "preprocessing", "model_selection", "metrics", "inspection")]:
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if isinstance(obj, type) and issubclass(obj, (BaseEstimator, ListwiseLoss)) \
-                    and obj is not ListwiseLoss:
-                found[obj.__name__] = obj
-    return [found[name] for name in sorted(found)]
+def _huge_cases():
+    for cls, name in INTEGER_PARAMETERS:
+        marks = [NOT_TRIED[name]] if name in NOT_TRIED else []
+        if (cls.__name__, name) in KNOWN:
+            marks.append(pytest.mark.xfail(raises=OverflowError, strict=True,
+                                           reason=KNOWN[cls.__name__, name]))
+        yield pytest.param(cls, name, marks=marks, id=f"{cls.__name__}.{name}")
 
 
-def _is_integer_constraint(constraint):
-    return constraint is Integral or (
-        isinstance(constraint, Interval) and constraint.type is Integral)
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:The total space of parameters:UserWarning")
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("cls, name", list(_huge_cases()))
+def test_every_integer_parameter_takes_a_huge_value_or_refuses_it(cls, name, value, data):
+    X, y, qid = data
+    params = {name: value}
+    if name == "max_iter" and "n_iter_no_change" in cls().get_params():
+        params["n_iter_no_change"] = 2  # the patience ends the fit
+    refused = pytest.raises(
+        InvalidParameterError,
+        match=rf"^The '{name}' parameter of {cls.__name__} must be .* Got {value} instead\.$")
+    if issubclass(cls, ListwiseLoss):
+        if name in COUNTS:
+            with refused:
+                cls(**params)
+        else:
+            loss = cls(**params)
+            loss.value_and_grad(X[:, 0], loss.prepare(y, qid, random_state=0))
+        return
+    if name in COUNTS:
+        with refused:
+            _build(cls, **params).fit(X, y, qid=qid)
+    else:
+        _build(cls, **params).fit(X, y, qid=qid)
 
 
-INTEGER_PARAMETERS = [
-    (cls, name)
-    for cls in _public_classes()
-    for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
-    if not isinstance(constraints, str) and any(map(_is_integer_constraint, constraints))
-]
-
-
+# 4. bool as an integer ------------------------------------------------------
 def test_the_walk_finds_the_integer_parameters():
     found = {f"{cls.__name__}.{name}" for cls, name in INTEGER_PARAMETERS}
     assert {"LogRankRanker.k", "LogRankLoss.k", "ListNetRanker.batch_size",
@@ -257,9 +453,8 @@ def test_bool_is_not_an_integer_parameter(cls, name, value, data):
             cls(**{name: value})
         return
     X, y, qid = data
-    estimator = cls(**REQUIRED_ARGS.get(cls.__name__, dict)()).set_params(**{name: value})
     with pytest.raises(InvalidParameterError, match=message):
-        estimator.fit(X, y, qid=qid)
+        _build(cls, **{name: value}).fit(X, y, qid=qid)
 
 
 @pytest.mark.parametrize("cls, name, value, message", [

@@ -42,6 +42,7 @@ from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import (
+    MAX_LENGTH,
     Integer,
     Interval,
     StrOptions,
@@ -59,7 +60,7 @@ RESTARTS = ("average", "best")
 
 #: The width of one hidden layer: ``hidden_layer_sizes`` as an int, or each
 #: of its entries (also of BoltzRank's ``pairwise_hidden_layer_sizes``).
-LAYER_UNITS = Integer(1, None, closed="left")
+LAYER_UNITS = Integer(1, MAX_LENGTH, closed="both")
 
 
 def layer_sizes(value):
@@ -484,7 +485,7 @@ class NeuralRanker(BaseRanker):
         "n_iter_no_change": [Integer(1, None, closed="left")],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "momentum": [Interval(Real, 0, 1, closed="both")],
-        "n_init": [Integer(1, None, closed="left")],
+        "n_init": [Integer(1, MAX_LENGTH, closed="both")],
         "restarts": [StrOptions(set(RESTARTS))],
         "n_jobs": [None, Integer()],
         "random_state": ["random_state"],

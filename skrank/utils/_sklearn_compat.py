@@ -28,6 +28,7 @@ __all__ = [
     "assert_docstring_consistency",
     "Integer",
     "Interval",
+    "MAX_LENGTH",
     "MetadataRequest",
     "Options",
     "StrOptions",
@@ -43,6 +44,14 @@ __all__ = [
     "validate_parameter_constraints",
     "validate_params",
 ]
+
+
+#: The largest length of a numpy array: the upper bound of the integer
+#: parameters that count what the fit holds in memory (rankings sampled per
+#: query, runs, hidden units). A larger count has no meaning (numpy cannot
+#: even index it) and is refused by the parameter check instead of failing
+#: deep inside with an OverflowError.
+MAX_LENGTH = int(np.iinfo(np.intp).max)
 
 
 class Integer(Interval):
