@@ -17,12 +17,13 @@ Conventions
 import numbers
 import warnings
 from collections import namedtuple
+from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
 
-__all__ = ["QueryBlock", "QueryLayout", "check_qid", "default_qid", "fitted_qid",
-           "query_weights", "warn_implicit_query"]
+__all__ = ["QueryBlock", "QueryLayout", "as_layout", "check_qid", "default_qid",
+           "fitted_qid", "query_weights", "warn_implicit_query"]
 
 
 def check_qid(qid, n_samples=None, *, name="qid"):
@@ -832,3 +833,45 @@ class QueryLayout:
             np.cumprod(block[:, :-1], axis=1, out=products[:, 1:])
             self._scatter(out, slots, valid, products)
         return out
+
+
+def as_layout(layout, n_samples=None, *, name="layout"):
+    """A :class:`QueryLayout`, given one or the per-row query ids to build it from.
+
+    What the public functions that group rows by query (the losses'
+    ``prepare``, :func:`~skrank.losses.query_uniforms`) accept: the query
+    ids, as ``fit``'s ``qid``, or a layout built from them once and reused.
+
+    Parameters
+    ----------
+    layout : array-like of shape (n_samples,) or QueryLayout
+        Query id of each row (see :func:`check_qid`), or their layout.
+    n_samples : int, default=None
+        Expected number of ids (e.g. ``len(y)``); None skips the check. A
+        QueryLayout is returned as it is: its users check their arrays
+        against its ``n_samples``.
+    name : str, default="layout"
+        Name used in error messages.
+
+    Returns
+    -------
+    layout : QueryLayout
+        ``layout`` itself when it is one.
+
+    Raises
+    ------
+    TypeError
+        If ``layout`` is neither a QueryLayout nor an array-like of ids
+        (e.g. None, a dict, a string or a number).
+    ValueError
+        If the number of ids is not ``n_samples``, or the ids are invalid.
+    """
+    if isinstance(layout, QueryLayout):
+        return layout
+    if (layout is None or isinstance(layout, (str, bytes, Mapping))
+            or np.ndim(layout) == 0):
+        raise TypeError(
+            f"{name} must be an array of query ids (one per row) or a QueryLayout; "
+            f"got {type(layout).__name__} {layout!r:.80}."
+        )
+    return QueryLayout(check_qid(layout, n_samples, name=name))

@@ -163,6 +163,7 @@ class Objective:
         """
         layout, state = self.state.layout, self.state
         n_queries, offsets = self.n_queries, layout.offsets
+        batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         perm = random_state.permutation(n_queries)
         positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
@@ -323,8 +324,12 @@ def run(objective, solver, stopping, params, seed, label="Run 0"):
 def fit_runs(objective, solver, stopping, starts, seeds, *, n_jobs=None):
     """:func:`run` from every initial vector of ``starts``, in parallel with joblib.
 
-    Results do not depend on ``n_jobs``: each run has its own seed.
+    Results do not depend on ``n_jobs``: each run has its own seed. More
+    workers than runs would idle, so a larger ``n_jobs`` (however large:
+    joblib itself fails from about a million) is the number of runs.
     """
+    if n_jobs is not None and n_jobs > len(starts):
+        n_jobs = len(starts)
     return Parallel(n_jobs=n_jobs)(
         delayed(run)(objective, solver, stopping, params, seed, f"Run {i}")
         for i, (params, seed) in enumerate(zip(starts, seeds))

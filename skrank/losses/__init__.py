@@ -1,7 +1,8 @@
 """Listwise losses: pure functions of labels, scores and the query layout.
 
 Every loss follows the protocol of :class:`ListwiseLoss`:
-``state = loss.prepare(y, layout, random_state=...)`` once per fit, then
+``state = loss.prepare(y, qid, random_state=...)`` once per fit (``qid``
+the query id of each row, or a ``QueryLayout`` of them), then
 ``loss.value_and_grad(scores, state, queries=None)`` as often as the
 optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 """

@@ -1,7 +1,8 @@
 """The listwise loss protocol shared by every ranker.
 
-A loss is set up once per fit with :meth:`ListwiseLoss.prepare` (targets,
-and for sampling losses the fixed rank samples) and then evaluated many
+A loss is set up once per fit with :meth:`ListwiseLoss.prepare` from the
+labels and the query ids (targets, and for sampling losses the fixed rank
+samples) and then evaluated many
 times with :meth:`ListwiseLoss.value_and_grad` on all queries or on a
 mini-batch of whole queries. Losses know nothing of networks, optimizers or
 estimators: they map scores to a value and the gradient with respect to the
@@ -15,7 +16,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._query import QueryLayout
+from .._query import QueryLayout, as_layout
+from ..utils._validation import check_numeric
 
 
 #: Key of ``LossState.per_query`` holding query weights (``fit``'s
@@ -105,9 +107,13 @@ class ListwiseLoss:
         Parameters
         ----------
         y : array-like of shape (n_samples,)
-            Relevance labels, in row order of ``layout``.
-        layout : QueryLayout
-            Query layout of the rows.
+            Relevance labels (numbers; text is refused with a ``TypeError``).
+        layout : array-like of shape (n_samples,) or QueryLayout
+            Query id of each row (integers or strings, rows in any order, as
+            a ranker's ``qid``), or the ``QueryLayout`` built from them
+            (``QueryLayout(qid)``; reusing one saves grouping the rows
+            again). Anything else (None, a dict, a string,
+            a number) is a ``TypeError``.
         random_state : int, RandomState instance or None, default=None
             Seed of any sampling done here (fixed for the whole fit, so that
             the objective is deterministic). A sampling loss draws through
@@ -119,7 +125,12 @@ class ListwiseLoss:
         Returns
         -------
         state : LossState
+            Its ``layout`` is the query layout of the rows (built from the
+            ids when ids were given).
         """
+        y = check_numeric(y, "y")
+        if not isinstance(layout, QueryLayout):  # query ids, one per label
+            layout = as_layout(layout, y.shape[0] if y.ndim == 1 else None)
         y = _check_finite_vector("y", y, layout.n_samples)
         return self._prepare(layout.to_sorted(y), layout, random_state)
 
@@ -246,8 +257,12 @@ def query_mean(per_query, grad, weight=None, expand=None):
 
 
 def _check_finite_vector(name, values, n):
-    """``values`` as a float64 vector of length ``n``, or a ValueError naming it."""
-    values = np.asarray(values, dtype=np.float64)
+    """``values`` as a float64 vector of length ``n``, or an error naming it.
+
+    Text is refused (:func:`~skrank.utils._validation.check_numeric`, a
+    TypeError); a wrong shape or a non-finite value is a ValueError.
+    """
+    values = np.asarray(check_numeric(values, name), dtype=np.float64)
     if values.shape != (n,):
         raise ValueError(
             f"{name} must have shape ({n},) to match the (selected) queries; "
@@ -320,8 +335,9 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
 
     Parameters
     ----------
-    layout : QueryLayout
-        Query layout of the rows.
+    layout : array-like of shape (n_samples,) or QueryLayout
+        Query id of each row (as a ranker's ``qid``), or the
+        ``QueryLayout`` built from them.
     random_state : int, RandomState instance or None
         The seed (a RandomState gives one draw of it; None, fresh entropy).
     n_draws : int
@@ -335,7 +351,7 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
     uniforms : ndarray of shape (n_samples, n_draws) or (n_queries, n_draws)
         Values in [0, 1), rows in sorted order of ``layout``.
     """
-    bits = query_bits(layout, random_state, n_draws, per_query=per_query)
+    bits = query_bits(as_layout(layout), random_state, n_draws, per_query=per_query)
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 

@@ -1,13 +1,19 @@
 """BoltzRank's expected gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
 
 from functools import partial
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
 from ..metrics._ranking import ndcg_of_rankings, ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
-from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ..utils._sklearn_compat import (
+    MAX_LENGTH,
+    Integer,
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _seed, query_bits, query_uniforms
 from ._sampled import (
     SETUP_CELLS,
@@ -121,7 +127,7 @@ class BoltzRankLoss(ListwiseLoss):
     sampling = True
 
     _parameter_constraints = {
-        "n_samples": [Interval(Integral, 2, None, closed="left")],
+        "n_samples": [Integer(2, MAX_LENGTH, closed="both")],
         "gain_weight": [Interval(Real, 0, 1, closed="both")],
         "objective": [StrOptions(set(OBJECTIVES))],
         "gain": [str, RankingScorer],

@@ -1,13 +1,19 @@
 """LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
 
 from functools import partial
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import expit
 
 from ..metrics._ranking import check_relevance_threshold
-from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ..utils._sklearn_compat import (
+    MAX_LENGTH,
+    Integer,
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_bits, query_uniforms
 from ._sampled import LogitForm, coefficient_dtype, log_softmax_rows, sample_objective
 
@@ -40,7 +46,9 @@ class LogRankLoss(ListwiseLoss):
         (binary gain, :math:`1 / \log_2(1 + r)` discount, normalised by the
         ideal ranking). Unused by ``"mle"`` except for the graded restarts.
     k : int, default=10
-        Cut-off of ``gain="ndcg"``.
+        Cut-off of ``gain="ndcg"``. A ``k`` at least the size of the
+        largest query cuts nothing: any larger ``k``, however large, is the
+        same (as ``k`` of :func:`~skrank.metrics.ndcg_score`).
     sampler : {"auto", "exact", "walk"}, default="auto"
         ``"exact"``: the sums over rankings run over the whole relaxed space
         :math:`\{\pm 1\}^{n^+ n^-}` in closed form (for ``gain="auc"`` or
@@ -53,7 +61,10 @@ class LogRankLoss(ListwiseLoss):
     walk_length : int, default=10
         States of each walk: its restart state and those after each of the
         next ``walk_length - 1`` accepted swap transitions, all in the
-        sample (``n_samples / walk_length`` walks per query).
+        sample (``n_samples / walk_length`` walks per query). A walk
+        longer than ``n_samples`` is cut at ``n_samples`` states: any
+        ``walk_length`` from ``n_samples`` on gives one walk per query and
+        the same sample.
     restart : {"two", "graded"}, default="graded"
         Restart states of the walk. ``"two"``: the ideal ranking (with
         probability 0.9) or the worst one (all bad documents above all good
@@ -157,10 +168,10 @@ class LogRankLoss(ListwiseLoss):
     _parameter_constraints = {
         "objective": [StrOptions(set(OBJECTIVES))],
         "gain": [StrOptions(set(GAINS))],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": [Integer(1, None, closed="left")],
         "sampler": [StrOptions(set(SAMPLERS))],
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "walk_length": [Interval(Integral, 1, None, closed="left")],
+        "n_samples": [Integer(1, MAX_LENGTH, closed="both")],
+        "walk_length": [Integer(1, None, closed="left")],
         "restart": [StrOptions(set(RESTARTS))],
         "restart_skew": [Interval(Real, None, 0, closed="right")],
         "normalize_pairs": ["boolean"],
@@ -457,6 +468,11 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
         False for a ranking equal to an earlier one of its query.
     """
     n_chains = n_samples + 1
+    # a cut-off past the longest query cuts nothing, and a walk longer than
+    # the sample is cut at the sample (its draws are those of any longer
+    # walk): the same samples and gains, for any k and walk_length
+    k = min(k, layout.max_size)
+    walk_length = min(walk_length, n_samples)
     random_state = _seed(random_state)  # one seed for every block
     n_neg = layout.sizes - n_pos
     informative = (n_pos > 0) & (n_neg > 0)

@@ -18,13 +18,14 @@ targets are processed in chunks when the states would not fit in
 
 import itertools
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import ndtr
 
 from .._query import QueryLayout, default_qid
-from ..utils._sklearn_compat import Interval, StrOptions, validate_parameter_constraints
+from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_parameter_constraints
+from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
 
 #: Float64 values the stored recursion states of one block may occupy
@@ -221,10 +222,10 @@ class SoftRankLoss(ListwiseLoss):
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "rank_distribution": [StrOptions(set(RANK_DISTRIBUTIONS))],
-        "n_exact": [Interval(Integral, 0, None, closed="left")],
-        "sinkhorn_iterations": [Interval(Integral, 0, None, closed="left")],
+        "n_exact": [Integer(0, None, closed="left")],
+        "sinkhorn_iterations": [Integer(0, None, closed="left")],
         "discount_alpha": [Interval(Real, -1, 1, closed="both")],
-        "truncation": [None, Interval(Integral, 1, None, closed="left")],
+        "truncation": [None, Integer(1, None, closed="left")],
     }
 
     def __init__(
@@ -322,7 +323,7 @@ class SoftRankLoss(ListwiseLoss):
             Sinkhorn scaling is applied if ``sinkhorn_iterations > 0``; all
             ranks are returned whatever ``truncation`` is.
         """
-        scores = np.asarray(scores, dtype=np.float64)
+        scores = np.asarray(check_numeric(scores, "scores"), dtype=np.float64)
         layout = QueryLayout(default_qid(qid, scores.shape[0]))
         s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))
         out = [None] * layout.n_queries

@@ -239,9 +239,16 @@ def check_relevance_threshold(relevance_threshold):
 
 
 def _as_1d_float(values, name):
+    """``values`` as a 1-D float64 array; text is refused (``check_numeric``)."""
+    from ..utils._validation import check_numeric
+
     try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        arr = check_numeric(values, name)
+    except ValueError as exc:  # ragged nested sequences: no array at all
+        raise TypeError(f"{name} must be numeric, got {values!r:.80}.") from exc
+    try:
+        arr = arr.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as exc:  # e.g. None in an object array
         raise TypeError(f"{name} must be numeric, got {values!r:.80}.") from exc
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()

@@ -6,7 +6,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import accepts_qid, predict_scores
-from ..utils._sklearn_compat import multimetric_scorer, routing_enabled
+from ..utils._sklearn_compat import multimetric_scorer, refuse_bool_integers, routing_enabled
 from ._common import (
     check_layout,
     check_ranking_scoring,
@@ -219,10 +219,11 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     ['alpha']
     """
 
-    _parameter_constraints = {
+    # scikit-learn's, with integers that refuse bool (n_jobs, pre_dispatch)
+    _parameter_constraints = refuse_bool_integers({
         **GridSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
-    }
+    })
 
     def __init__(
         self,
@@ -325,10 +326,11 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     3
     """
 
-    _parameter_constraints = {
+    # scikit-learn's, with integers that refuse bool (n_iter, n_jobs, pre_dispatch)
+    _parameter_constraints = refuse_bool_integers({
         **RandomizedSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
-    }
+    })
 
     def __init__(
         self,

@@ -42,12 +42,14 @@ from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import (
+    MAX_LENGTH,
+    Integer,
     Interval,
     StrOptions,
     _fit_context,
     validate_data,
 )
-from ..utils._validation import keep_fitted_state_on_error
+from ..utils._validation import check_numeric, keep_fitted_state_on_error
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
@@ -55,6 +57,17 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 #: How the runs of ``n_init`` initialisations are combined.
 RESTARTS = ("average", "best")
+
+#: The width of one hidden layer: ``hidden_layer_sizes`` as an int, or each
+#: of its entries (also of BoltzRank's ``pairwise_hidden_layer_sizes``).
+LAYER_UNITS = Integer(1, MAX_LENGTH, closed="both")
+
+
+def layer_sizes(value):
+    """``value`` (an int or a sequence of them) as a tuple of widths; None if one is not
+    a :data:`LAYER_UNITS` (e.g. ``True``, or 0)."""
+    sizes = (value,) if isinstance(value, Integral) else tuple(value)
+    return sizes if all(LAYER_UNITS.is_satisfied_by(h) for h in sizes) else None
 
 
 @dataclass
@@ -101,7 +114,9 @@ class BaseRanker(BaseEstimator):
             Feature rows. float32 is kept (the network runs in float32, no
             float64 copy is made); other dtypes are converted to float64.
         y : array-like of shape (n_samples,)
-            Relevance labels (larger is more relevant).
+            Relevance labels (larger is more relevant): numbers. Strings such
+            as ``"1"`` are refused (``TypeError``), not parsed: convert them
+            first, e.g. ``y.astype(float)``.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row (integers or strings, rows in any order).
             None means all rows belong to one query; with more than 100 rows
@@ -133,6 +148,8 @@ class BaseRanker(BaseEstimator):
     def _fit(self, X, y, qid, X_val, y_val, qid_val, sample_weight):
         settings = self._fit_settings()
         warm = settings.warm_start and self._is_fitted()
+        if y is not None:  # (None: scikit-learn's own message)
+            check_numeric(y, "y")
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=not warm
         )
@@ -291,6 +308,7 @@ class BaseRanker(BaseEstimator):
                 "X_val/y_val are used for early stopping only; got them with "
                 "early_stopping=False."
             )
+        check_numeric(y_val, "y_val")
         X_val, y_val = validate_data(
             self, X_val, y_val, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True,
             reset=False,
@@ -345,7 +363,8 @@ class BaseRanker(BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Feature rows.
         y : array-like of shape (n_samples,)
-            Relevance labels (non-negative).
+            Relevance labels (non-negative numbers; strings are refused, as
+            in ``fit``).
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. None means one query, and is refused
             (``ValueError``) when the ranker was fitted on several queries:
@@ -362,6 +381,7 @@ class BaseRanker(BaseEstimator):
         score : float
         """
         check_is_fitted(self)
+        check_numeric(y, "y")
         X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
         qid = fitted_qid(qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
                          owner=type(self).__name__, method="score", strict=True)
@@ -451,35 +471,34 @@ class NeuralRanker(BaseRanker):
     _loss_parameters = ()
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": ["array-like", LAYER_UNITS],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "solver": [StrOptions(set(SOLVERS))],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Integer(1, None, closed="left")],
+        "max_iter": [Integer(1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "scoring": [str, RankingScorer],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Integer(1, None, closed="left")],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "momentum": [Interval(Real, 0, 1, closed="both")],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Integer(1, MAX_LENGTH, closed="both")],
         "restarts": [StrOptions(set(RESTARTS))],
-        "n_jobs": [None, Integral],
+        "n_jobs": [None, Integer()],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
     }
 
     def _hidden_sizes(self):
-        sizes = self.hidden_layer_sizes
-        sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
-        if not all(isinstance(h, Integral) and h >= 1 for h in sizes):
+        sizes = layer_sizes(self.hidden_layer_sizes)
+        if sizes is None:
             raise ValueError(
                 "hidden_layer_sizes must hold positive integers; got "
-                f"{self.hidden_layer_sizes!r}."
+                f"{self.hidden_layer_sizes!r} (each entry must be {LAYER_UNITS})."
             )
         return sizes
 

@@ -1,12 +1,11 @@
 """BoltzRankRanker: expected ranking gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
 
 import inspect
-from numbers import Integral
 
 from .._core._networks import OUTPUT_ACTIVATIONS, PairwiseNetwork, make_network
 from ..losses import BoltzRankLoss
-from ..utils._sklearn_compat import Interval, StrOptions
-from ._base import NeuralRanker
+from ..utils._sklearn_compat import StrOptions
+from ._base import LAYER_UNITS, NeuralRanker, layer_sizes
 
 _LOSS_DEFAULTS = {
     name: p.default for name, p in inspect.signature(BoltzRankLoss).parameters.items()
@@ -317,7 +316,7 @@ class BoltzRankRanker(NeuralRanker):
         **NeuralRanker._parameter_constraints,
         **BoltzRankLoss._parameter_constraints,
         "pairwise_hidden_layer_sizes": [
-            None, "array-like", Interval(Integral, 1, None, closed="left")],
+            None, "array-like", LAYER_UNITS],
         "output_activation": [StrOptions(set(OUTPUT_ACTIVATIONS))],
     }
 
@@ -385,11 +384,12 @@ class BoltzRankRanker(NeuralRanker):
         sizes = self.pairwise_hidden_layer_sizes
         if sizes is None:
             return None
-        sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
-        if len(sizes) != 1 or not all(isinstance(h, Integral) and h >= 1 for h in sizes):
+        sizes = layer_sizes(sizes)
+        if sizes is None or len(sizes) != 1:
             raise ValueError(
                 "pairwise_hidden_layer_sizes must be None or one positive number of "
-                f"hidden units, such as (5,); got {self.pairwise_hidden_layer_sizes!r}."
+                f"hidden units, such as (5,); got {self.pairwise_hidden_layer_sizes!r} "
+                f"(its entry must be {LAYER_UNITS})."
             )
         return sizes
 

@@ -44,7 +44,9 @@ class LogRankRanker(NeuralRanker):
         precision, or NDCG at ``k`` (binary gain, :math:`\log_2` discount).
         Unused by ``"mle"``, except by ``restart="graded"``.
     k : int, default=10
-        Cut-off of ``gain="ndcg"``.
+        Cut-off of ``gain="ndcg"``. A ``k`` at least the size of the
+        largest query cuts nothing: any larger ``k``, however large, is the
+        same (as ``k`` of :func:`~skrank.metrics.ndcg_score`).
     sampler : {"auto", "exact", "walk"}, default="auto"
         ``"exact"``: sums over the whole relaxed space of rankings in closed
         form, :math:`O(n^+ n^-)` per query (``gain="auc"`` or
@@ -55,7 +57,8 @@ class LogRankRanker(NeuralRanker):
         Rankings sampled per training query by the walk (plus the ideal one).
     walk_length : int, default=10
         States of each walk, all in the sample: its restart state and those
-        after each of the next ``walk_length - 1`` swap transitions.
+        after each of the next ``walk_length - 1`` swap transitions. Any
+        ``walk_length`` from ``n_samples`` on is one walk per query.
     restart : {"two", "graded"}, default="graded"
         Restart states of the walk: ``"two"``, the ideal ranking (probability
         0.9) or the worst one; ``"graded"``, the good documents as one block

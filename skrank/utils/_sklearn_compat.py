@@ -4,6 +4,9 @@ Everything here is re-exported under a stable name so that a change in
 scikit-learn's internals is mended in one place.
 """
 
+from numbers import Integral
+
+import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
     HasMethods,
@@ -23,7 +26,9 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 __all__ = [
     "HasMethods",
     "assert_docstring_consistency",
+    "Integer",
     "Interval",
+    "MAX_LENGTH",
     "MetadataRequest",
     "Options",
     "StrOptions",
@@ -32,12 +37,84 @@ __all__ = [
     "get_routing_for_object",
     "make_metadata_request",
     "multimetric_scorer",
+    "refuse_bool_integers",
     "safe_indexing",
     "routing_enabled",
     "validate_data",
     "validate_parameter_constraints",
     "validate_params",
 ]
+
+
+#: The largest length of a numpy array: the upper bound of the integer
+#: parameters that count what the fit holds in memory (rankings sampled per
+#: query, runs, hidden units). A larger count has no meaning (numpy cannot
+#: even index it) and is refused by the parameter check instead of failing
+#: deep inside with an OverflowError.
+MAX_LENGTH = int(np.iinfo(np.intp).max)
+
+
+class Integer(Interval):
+    """An interval of integers that refuses bool: ``True`` is not the integer 1 here.
+
+    scikit-learn's ``Interval(Integral, ...)`` accepts ``True`` and
+    ``False`` (``bool`` subclasses ``int``), so ``k=True`` would fit as
+    ``k=1``. Every integer parameter of skrank's estimators and losses uses
+    this constraint instead; the error then reads "The 'k' parameter of
+    LogRankRanker must be an int (not a bool) in the range [1, inf). Got
+    True instead." (scikit-learn's ``InvalidParameterError``, a
+    ``ValueError``).
+
+    Parameters
+    ----------
+    left, right : int or None, default=None
+        Bounds, as in ``Interval``; None is unbounded.
+    closed : {"left", "right", "both", "neither"}, default="neither"
+        Which bounds belong to the interval, as in ``Interval``.
+    """
+
+    def __init__(self, left=None, right=None, *, closed="neither"):
+        super().__init__(Integral, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self):
+        if self.left is None and self.right is None:
+            return "an int (not a bool)"
+        return "an int (not a bool)" + super().__str__()[len("an int"):]
+
+
+def refuse_bool_integers(constraints):
+    """``constraints`` with every integer constraint made an :class:`Integer`.
+
+    For constraints inherited from scikit-learn (``Interval(Integral, ...)``
+    and the bare type ``Integral``), so that a subclass's integer parameters
+    refuse bool like skrank's own. Other constraints (``"verbose"``,
+    ``"random_state"``, ``"cv_object"``, which accept bool or check it on
+    their own) are kept.
+
+    Parameters
+    ----------
+    constraints : dict of str to list
+        A ``_parameter_constraints`` dict.
+
+    Returns
+    -------
+    constraints : dict of str to list
+        A new dict.
+    """
+    def strict(constraint):
+        if constraint is Integral:
+            return Integer()
+        if (isinstance(constraint, Interval) and not isinstance(constraint, Integer)
+                and constraint.type is Integral):
+            return Integer(constraint.left, constraint.right, closed=constraint.closed)
+        return constraint
+
+    return {name: value if isinstance(value, str) else [strict(c) for c in value]
+            for name, value in constraints.items()}
+
 
 def routing_enabled():
     """Whether scikit-learn's metadata routing is switched on."""

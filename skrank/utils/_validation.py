@@ -1,8 +1,10 @@
-"""Input checks shared by the estimators."""
+"""Input checks shared by the estimators, the losses and the metrics."""
 
 from contextlib import contextmanager
 
-__all__ = ["keep_fitted_state_on_error"]
+import numpy as np
+
+__all__ = ["check_numeric", "keep_fitted_state_on_error"]
 
 #: What ``validate_data(..., reset=True)`` writes before a fit has succeeded.
 _RESET_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
@@ -27,3 +29,48 @@ def keep_fitted_state_on_error(estimator):
             estimator.__dict__.pop(name, None)
         estimator.__dict__.update(saved)
         raise
+
+
+def check_numeric(values, name):
+    """``values`` as an array, or a TypeError if they are text.
+
+    Labels and scores must be numbers: strings (``"1"``) and bytes are
+    refused, also inside an object array, rather than parsed, as
+    scikit-learn's ``check_array(dtype="numeric")`` refuses them. Object
+    arrays of Python numbers are accepted. The one spelling of that rule
+    for the rankers' ``y``, the losses' ``y`` and the metrics' ``y_true``
+    and ``y_score``.
+
+    Parameters
+    ----------
+    values : array-like
+        The values to check.
+    name : str
+        The parameter's name, for the message.
+
+    Returns
+    -------
+    values : ndarray
+        ``np.asarray(values)`` (no copy of an array).
+
+    Raises
+    ------
+    TypeError
+        If ``values`` holds strings or bytes.
+    """
+    arr = np.asarray(values)
+    kind = arr.dtype.kind
+    if kind in "US":
+        got = f"an array of {'strings' if kind == 'U' else 'bytes'} (dtype {arr.dtype})"
+    elif kind == "O":
+        text = next((v for v in arr.ravel() if isinstance(v, (str, bytes))), None)
+        if text is None:
+            return arr
+        got = f"an object array holding {text!r} of type {type(text).__name__}"
+    else:
+        return arr
+    raise TypeError(
+        f"{name} must be numeric, got {got}. Text is not parsed as numbers (as "
+        "scikit-learn's check_array(dtype='numeric')): convert it explicitly, e.g. "
+        f"{name}.astype(float)."
+    )
