@@ -496,7 +496,7 @@ def test_dcg_no_relevant_means_no_positive_gain():
 
 @pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
 def test_boolean_cutoff_rejected(func):
-    with pytest.raises(ValueError, match="k must be a positive integer"):
+    with pytest.raises(ValueError, match=r"'k' parameter .*not a bool.*Got True"):
         func([1, 0], [0.2, 0.1], qid=[0, 0], k=True)
 
 

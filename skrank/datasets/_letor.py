@@ -19,14 +19,13 @@ import re
 import warnings
 import zlib
 from itertools import islice
-from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
-from ..utils._sklearn_compat import Interval, StrOptions, validate_params
+from ..utils._sklearn_compat import Integer, StrOptions, validate_params
 
 __all__ = ["load_letor", "load_letor_fold"]
 
@@ -41,17 +40,6 @@ _SPLIT_SUFFIXES = (".txt", ".txt.gz")
 _CR_LINE_END = re.compile(rb"\r\n?")
 
 _INT64 = np.iinfo(np.int64)
-
-
-def _reject_bool(value, name, expected):
-    """Raise a TypeError if ``value`` is a bool.
-
-    ``validate_params`` takes ``True`` and ``False`` for the integers 1 and 0
-    (``bool`` is a subclass of ``int``), so an ``Interval(Integral, ...)``
-    constraint alone lets ``fold=True`` load ``Fold1``.
-    """
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be {expected}, got {name}={value!r}.")
 
 
 def _open_binary(path):
@@ -487,7 +475,7 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
 @validate_params(
     {
         "path": [str, os.PathLike],
-        "n_features": [Interval(Integral, 1, None, closed="left"), None],
+        "n_features": [Integer(1, None, closed="left"), None],
         "dense": ["boolean"],
         "return_docids": ["boolean"],
         "zero_based": ["boolean"],
@@ -565,9 +553,6 @@ def load_letor(
         ``zlib`` is chained as the cause.
 
         Every message names the file and, for a bad line, its line number.
-    TypeError
-        If ``n_features`` is a bool (``validate_params`` alone would take
-        ``True`` for 1).
     FileNotFoundError
         If ``path`` does not exist.
 
@@ -639,7 +624,6 @@ def load_letor(
     >>> docids.tolist()
     ['d1', 'd2', 'd3']
     """
-    _reject_bool(n_features, "n_features", "an int >= 1 or None")
     (result,) = _load_files(
         [path],
         n_features=n_features,
@@ -670,10 +654,10 @@ def _find_split_file(folder, split):
     {
         "root": [str, os.PathLike],
         "fold": [
-            Interval(Integral, 1, 5, closed="both"),
+            Integer(1, 5, closed="both"),
             StrOptions(set(_FOLD_NAMES)),
         ],
-        "n_features": [Interval(Integral, 1, None, closed="left"), None],
+        "n_features": [Integer(1, None, closed="left"), None],
         "dense": ["boolean"],
         "return_docids": ["boolean"],
         "zero_based": ["boolean"],
@@ -733,11 +717,9 @@ def load_letor_fold(
     FileNotFoundError
         If one of the three files is missing; the message lists every path
         that was tried.
-    TypeError
-        If ``fold`` or ``n_features`` is a bool (``fold=True`` is not
-        ``Fold1``).
     ValueError
-        If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"``, or a
+        If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"`` (a
+        bool is neither: ``fold=True`` is not ``Fold1``), or a
         file is rejected by :func:`load_letor` (no ``qid:`` fields, a feature
         ``0:`` with ``zero_based=False``, a line scikit-learn's parser
         rejects, a corrupt ``.gz`` file, ...); the message names the file.
@@ -777,8 +759,6 @@ def load_letor_fold(
     >>> data.test[2]
     array([3, 3])
     """
-    _reject_bool(fold, "fold", "an int in 1 .. 5 or one of 'Fold1' .. 'Fold5'")
-    _reject_bool(n_features, "n_features", "an int >= 1 or None")
     folder = Path(root) / _fold_name(fold)
     paths = []
     missing = []

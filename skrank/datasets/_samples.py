@@ -8,8 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
-from ..utils._sklearn_compat import Interval, StrOptions, validate_params
-from ._letor import _reject_bool
+from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
 
 __all__ = ["load_rank_sample", "make_ranking", "make_web_ranking"]
 
@@ -131,7 +130,6 @@ def load_rank_sample(*, subset="train", dense=True):
 
 def _check_n_docs(n_docs):
     """Validate ``n_docs``; return it as ``(low, high)``."""
-    _reject_bool(n_docs, "n_docs", "an int >= 1 or a (low, high) tuple of two ints")
     if not isinstance(n_docs, tuple):
         return n_docs, n_docs
     if len(n_docs) != 2 or not all(
@@ -152,10 +150,10 @@ def _check_n_docs(n_docs):
 
 @validate_params(
     {
-        "n_queries": [Interval(Integral, 1, None, closed="left")],
-        "n_docs": [Interval(Integral, 1, None, closed="left"), tuple],
-        "n_features": [Interval(Integral, 1, None, closed="left")],
-        "n_levels": [Interval(Integral, 2, None, closed="left")],
+        "n_queries": [Integer(1, None, closed="left")],
+        "n_docs": [Integer(1, None, closed="left"), tuple],
+        "n_features": [Integer(1, None, closed="left")],
+        "n_levels": [Integer(2, None, closed="left")],
         "noise": [Interval(Real, 0, None, closed="left")],
         "nonlinear": ["boolean"],
         "return_coef": ["boolean"],
@@ -284,8 +282,6 @@ def make_ranking(
     >>> sorted(set(y.tolist()))
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
-    _reject_bool(n_queries, "n_queries", "an int >= 1")
-    _reject_bool(n_features, "n_features", "an int >= 1")
     low, high = _check_n_docs(n_docs)
 
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
@@ -350,9 +346,9 @@ def _check_float_dtype(dtype):
 
 @validate_params(
     {
-        "n_queries": [Interval(Integral, 1, None, closed="left")],
-        "n_features": [Interval(Integral, 1, None, closed="left")],
-        "n_docs": [Interval(Integral, 1, None, closed="left"), tuple],
+        "n_queries": [Integer(1, None, closed="left")],
+        "n_features": [Integer(1, None, closed="left")],
+        "n_docs": [Integer(1, None, closed="left"), tuple],
         "n_docs_log_mean": [Interval(Real, None, None, closed="neither")],
         "n_docs_log_sigma": [Interval(Real, 0, None, closed="left")],
         "label_shares": ["array-like"],
@@ -504,8 +500,6 @@ def make_web_ranking(
     >>> X32.dtype, qid32
     (dtype('float32'), array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4]))
     """
-    _reject_bool(n_queries, "n_queries", "an int >= 1")
-    _reject_bool(n_features, "n_features", "an int >= 1")
     low, high = _check_n_docs(n_docs)
     shares = _check_label_shares(label_shares)
     dtype = _check_float_dtype(dtype)

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .._query import QueryLayout, query_weights
-from ..utils._sklearn_compat import Interval, StrOptions, validate_params
+from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
 
 __all__ = [
     "CONVENTIONS",
@@ -183,7 +183,7 @@ def _common_params(*, graded=True):
         "y_true": ["array-like"],
         "y_score": ["array-like"],
         "qid": ["array-like"],
-        "k": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "k": [Integer(1, None, closed="left"), None],
         "average": ["boolean"],
         "sample_weight": ["array-like", None],
         **_convention_params(),
@@ -218,13 +218,6 @@ def _resolve(convention, metric=None, **given):
             f"no_relevant must be a finite number or 'skip', got {no_relevant!r}."
         )
     return resolved
-
-
-def _check_scalars(k, relevance_threshold=1.0):
-    """Checks that validate_params leaves open (bool passes as an integer)."""
-    if isinstance(k, (bool, np.bool_)):
-        raise ValueError(f"k must be a positive integer or None, got {k!r}.")
-    check_relevance_threshold(relevance_threshold)
 
 
 def check_relevance_threshold(relevance_threshold):
@@ -454,7 +447,6 @@ def ndcg_of_rankings(y_sorted, order, layout, *, k=None, **conventions):
     ranking of a query, are computed once per query. For
     :class:`~skrank.losses.BoltzRankLoss`'s gains of its rank samples.
     """
-    _check_scalars(k)
     conv = _resolve(conventions.pop("convention", "skrank"), **conventions)
     y_true = _as_1d_float(y_sorted, "y_true")
     _check_finite_labels(y_true)
@@ -577,7 +569,6 @@ def ndcg_score(
     >>> ndcg_score(y_true, y_score, qid=qid, average=False).round(4)
     array([0.9639, 1.    ])
     """
-    _check_scalars(k)
     conv = _resolve(
         convention,
         gain=gain,
@@ -660,7 +651,6 @@ def dcg_score(
     >>> dcg_score([3, 0, 1], [0.3, 0.2, 0.1], qid=[0, 0, 0], gain="linear")
     3.5
     """
-    _check_scalars(k)
     conv = _resolve(
         convention,
         gain=gain,
@@ -745,7 +735,7 @@ def precision_at_k(
     >>> precision_at_k([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 0, 0], k=2)
     0.5
     """
-    _check_scalars(k, relevance_threshold)
+    check_relevance_threshold(relevance_threshold)
     conv = _resolve(
         convention, "precision_at_k", ties=ties, no_relevant=no_relevant,
         short_queries=short_queries,
@@ -865,7 +855,7 @@ def average_precision_score(
     >>> average_precision_score([1, 0, 1], [0.9, 0.8, 0.7], qid=[0, 0, 0])
     0.8333333333333333
     """
-    _check_scalars(k, relevance_threshold)
+    check_relevance_threshold(relevance_threshold)
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries,
         ap_denominator=ap_denominator,
@@ -1053,7 +1043,7 @@ def recall_at_k(
     >>> recall_at_k([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 0, 0], k=2)
     0.5
     """
-    _check_scalars(k, relevance_threshold)
+    check_relevance_threshold(relevance_threshold)
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
@@ -1197,7 +1187,7 @@ def mrr_score(
     >>> mrr_score([0, 1, 1, 1, 0], [0.9, 0.8, 0.7, 0.2, 0.1], qid=[0, 0, 0, 1, 1])
     0.75
     """
-    _check_scalars(k, relevance_threshold)
+    check_relevance_threshold(relevance_threshold)
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
@@ -1303,7 +1293,6 @@ def err_score(
     >>> round(err_score([2, 0, 1], [0.9, 0.8, 0.1], qid=[0, 0, 0]), 4)
     0.7708
     """
-    _check_scalars(k)
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
