@@ -237,7 +237,8 @@ def test_qid_is_required(data, ridge):
 
 @pytest.mark.parametrize(
     "n_repeats, error",
-    [(0, ValueError), (-1, ValueError), (True, TypeError), (2.0, TypeError)],
+    [(0, ValueError), (-1, ValueError), (True, TypeError), (2.0, TypeError),
+     (2**63, ValueError), (10**23, ValueError)],
 )
 def test_n_repeats_must_be_a_positive_integer(data, ridge, n_repeats, error):
     X, y, qid = data

@@ -15,6 +15,7 @@ from .._query import check_qid
 from ..metrics._scorer import RankingScorer
 from ..model_selection._common import check_ranking_scoring
 from ..utils._routing import predict_scores
+from ..utils._sklearn_compat import MAX_LENGTH
 
 __all__ = ["permutation_importance"]
 
@@ -230,9 +231,10 @@ def permutation_importance(
         raise TypeError(
             f"n_repeats must be a positive integer, got n_repeats={n_repeats!r}."
         )
-    if n_repeats < 1:
+    if not 1 <= n_repeats <= MAX_LENGTH:
         raise ValueError(
-            f"n_repeats must be a positive integer, got n_repeats={n_repeats!r}."
+            f"n_repeats must be a positive integer, got n_repeats={n_repeats!r} "
+            f"(at most {MAX_LENGTH}, the longest array)."
         )
     if not hasattr(estimator, "predict"):
         raise TypeError(
