@@ -156,6 +156,17 @@ ap_denominator : {"relevant_in_k", "relevant"}, default=None
         or :math:`R \\le k`. None takes the convention's value."""
 
 
+_ROWS_DOC = """\
+y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. NaN is an error.
+
+    qid : array-like of shape (n_samples,)
+        Query id of each row, integers or strings, in any order."""
+
+_THRESHOLD_DOC = """\
+relevance_threshold : float, default=1
+        Labels at or above this value are relevant."""
+
 _SAMPLE_WEIGHT_DOC = """\
 sample_weight : array-like of shape (n_samples,), default=None
         Weight of each row's query, as in LightGBM and XGBoost: the same for
@@ -475,6 +486,8 @@ def _doc(func):
         .replace("%(convention)s", _CONVENTION_DOC)
         .replace("%(sample_weight)s", _SAMPLE_WEIGHT_DOC)
         .replace("%(ap_denominator)s", _AP_DENOMINATOR_DOC)
+        .replace("%(rows)s", _ROWS_DOC)
+        .replace("%(relevance_threshold)s", _THRESHOLD_DOC)
     )
     return func
 
@@ -503,11 +516,7 @@ def ndcg_score(
     y_true : array-like of shape (n_samples,)
         Graded relevance label of each row (document).
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Only the top ``k`` ranks of each query count. None uses all.
@@ -612,11 +621,7 @@ def dcg_score(
         Graded relevance label of each row (document). Negative labels are
         allowed with ``gain="linear"``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Only the top ``k`` ranks of each query count. None uses all.
@@ -696,17 +701,12 @@ def precision_at_k(
         Relevance label of each row; relevant means
         ``y_true >= relevance_threshold``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Cutoff rank. None uses the whole query (precision = R / n).
 
-    relevance_threshold : float, default=1
-        Labels at or above this value are relevant.
+    %(relevance_threshold)s
 
     average : bool, default=True
         Return the mean over queries; if False, the per-query values in the
@@ -788,17 +788,12 @@ def average_precision_score(
         Relevance label of each row; relevant means
         ``y_true >= relevance_threshold``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Only relevant documents in the top ``k`` ranks count. None uses all.
 
-    relevance_threshold : float, default=1
-        Labels at or above this value are relevant.
+    %(relevance_threshold)s
 
     average : bool, default=True
         Return the mean over queries (MAP); if False, the per-query AP in the
@@ -921,17 +916,12 @@ def map_score(
         Relevance label of each row; relevant means
         ``y_true >= relevance_threshold``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Only relevant documents in the top ``k`` ranks count. None uses all.
 
-    relevance_threshold : float, default=1
-        Labels at or above this value are relevant.
+    %(relevance_threshold)s
 
     average : bool, default=True
         Return MAP; if False, the per-query AP.
@@ -997,18 +987,13 @@ def recall_at_k(
         Relevance label of each row; relevant means
         ``y_true >= relevance_threshold``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Cutoff rank. None uses the whole query (recall 1 for every query with
         a relevant document).
 
-    relevance_threshold : float, default=1
-        Labels at or above this value are relevant.
+    %(relevance_threshold)s
 
     average : bool, default=True
         Return the mean over queries; if False, the per-query values in the
@@ -1139,18 +1124,13 @@ def mrr_score(
         Relevance label of each row; relevant means
         ``y_true >= relevance_threshold``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         A first relevant document below rank ``k`` scores 0 (MRR@k). None
         uses the whole query.
 
-    relevance_threshold : float, default=1
-        Labels at or above this value are relevant.
+    %(relevance_threshold)s
 
     average : bool, default=True
         Return the mean over queries (MRR); if False, the per-query
@@ -1228,11 +1208,7 @@ def err_score(
     y_true : array-like of shape (n_samples,)
         Graded relevance label of each row, from 0 to ``max_grade``.
 
-    y_score : array-like of shape (n_samples,)
-        Predicted score of each row; higher ranks first. NaN is an error.
-
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order.
+    %(rows)s
 
     k : int, default=None
         Only the top ``k`` ranks of each query count. None uses all.
