@@ -618,7 +618,7 @@ def test_any_k_beyond_every_query_is_the_same_cutoff(func, short):
     if func is precision_at_k and short == "pad":  # hits / k
         hits = values[0] * 4
         for k, got in zip((10**6, 2**63 - 1, 2**63, 10**23), values[1:]):
-            np.testing.assert_allclose(got, hits / k, rtol=1e-15)
+            np.testing.assert_allclose(got, hits / float(k), rtol=1e-15)
     else:
         for got in values[1:]:
             np.testing.assert_array_equal(got, values[0])
