@@ -611,14 +611,25 @@ def test_any_k_beyond_every_query_is_the_same_cutoff(func, short):
     y = np.array([1.0, 0.0, 2.0, 0.0, 1.0])
     s = np.array([0.3, 0.1, 0.2, 0.5, 0.5])
     qid = np.array([0, 0, 0, 1, 1])
+    huge = (10**6, 2**63 - 1, 2**63, 10**23, 10**400)  # the last beyond any float
     values = [
-        func(y, s, qid=qid, k=k, short_queries=short, average=False)
-        for k in (4, 10**6, 2**63 - 1, 2**63, 10**23)
+        func(y, s, qid=qid, k=k, short_queries=short, average=False) for k in (4, *huge)
     ]
     if func is precision_at_k and short == "pad":  # hits / k
         hits = values[0] * 4
-        for k, got in zip((10**6, 2**63 - 1, 2**63, 10**23), values[1:]):
-            np.testing.assert_allclose(got, hits / float(k), rtol=1e-15)
+        for k, got in zip(huge, values[1:]):
+            expected = hits / float(k) if k < 10**400 else 0.0 * hits
+            np.testing.assert_allclose(got, expected, rtol=1e-15)
     else:
         for got in values[1:]:
             np.testing.assert_array_equal(got, values[0])
+
+
+def test_err_of_a_tied_run_keeps_small_stopping_probabilities():
+    """Stopping probabilities near 1e-18 keep their relative precision."""
+    y = np.ones(50)
+    qid = np.zeros(50)
+    for top in (53, 60):
+        stable = err_score(y, np.arange(50.0), qid=qid, max_grade=top)
+        tied = err_score(y, np.zeros(50), qid=qid, max_grade=top)
+        assert tied == pytest.approx(stable, rel=1e-12)

@@ -108,6 +108,21 @@ def test_trec_eval_preset_follows_the_document_names(pytrec_eval):
     assert got["recip_rank"][0] != expected["recip_rank"][0]
 
 
+def test_trec_eval_compares_scores_in_single_precision(pytrec_eval):
+    """Scores equal as float32 tie in trec_eval: cast them to agree."""
+    y = np.array([0, 1, 0, 2])
+    score = np.array([1.0, 1.0 + 1e-9, 0.5, 0.5 + 1e-12])
+    qid = np.array(["q"] * 4)
+    docno = np.array(["d4", "d3", "d2", "d1"])
+    expected = _trec_eval(pytrec_eval, y, score, qid, docno, _MEASURES)
+    cast = _skrank(y, score.astype(np.float32), qid, convention="trec_eval")
+    for name, values in expected.items():
+        np.testing.assert_allclose(cast[name], values, rtol=0, atol=1e-12, err_msg=name)
+    # in double precision the scores do not tie, and the ranking differs
+    got = _skrank(y, score, qid, convention="trec_eval")
+    assert got["recip_rank"][0] == 1.0 and expected["recip_rank"][0] == 0.5
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_default_conventions_agree_where_they_should(pytrec_eval, seed):
     """skrank's defaults equal trec_eval without ties, where the definitions meet.

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._query import QueryLayout, query_weights
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
+from ..utils._validation import check_numeric
 
 __all__ = [
     "CONVENTIONS",
@@ -107,9 +108,11 @@ default="skrank"
         ``"trec_eval"``: as trec_eval's ``ndcg``, ``ndcg_cut``, ``map``,
         ``map_cut``, ``P``, ``recall`` and ``recip_rank`` — linear gain,
         ``log2`` discount, ``"stable"`` ties, 0.0, ``"pad"``, AP divided by
-        the number of relevant documents; trec_eval orders tied documents by
+        the number of relevant documents. trec_eval orders tied documents by
         decreasing document name, so give the rows of each query in that
-        order.
+        order; it holds scores in single precision, so scores equal as
+        float32 tie there: pass ``y_score.astype(np.float32)``. Its NDCG
+        counts negative labels as gain 0, where skrank refuses them.
 
     ties : {"average", "stable", "pessimistic"}, default=None
         Order of documents with equal scores. ``"average"``: the expected
@@ -120,7 +123,8 @@ default="skrank"
 
     no_relevant : float or "skip", default=None
         Value of a query without any relevant document (no positive gain for
-        NDCG/DCG, no label >= ``relevance_threshold`` for AP and precision):
+        NDCG, DCG and ERR; no label >= ``relevance_threshold`` for AP,
+        precision, recall and MRR):
         a number (0.0 in the ``"skrank"`` and ``"letor"`` conventions;
         LightGBM uses 1.0), or ``"skip"`` to leave such queries out of the
         mean (they are NaN in the per-query array: the one place a NaN is
@@ -244,8 +248,6 @@ def check_relevance_threshold(relevance_threshold):
 
 def _as_1d_float(values, name):
     """``values`` as a 1-D float64 array; text is refused (``check_numeric``)."""
-    from ..utils._validation import check_numeric
-
     try:
         arr = check_numeric(values, name)
     except ValueError as exc:  # ragged nested sequences: no array at all
@@ -400,6 +402,14 @@ def _finish(
 
 def _short_mask(ranking, k):
     return None if k is None else ranking.layout.sizes < _clip_k(ranking, k)
+
+
+def _as_float(k):
+    """``float(k)``, infinity for a ``k`` beyond the largest float (hits / k is 0)."""
+    try:
+        return float(k)
+    except OverflowError:
+        return np.inf
 
 
 def _clip_k(ranking, k):
@@ -746,7 +756,7 @@ def precision_at_k(
     if k is None:
         denom = sizes
     elif conv["short_queries"] == "pad":
-        denom = np.full(sizes.shape, float(k))
+        denom = np.full(sizes.shape, _as_float(k))
     else:
         denom = np.minimum(sizes, _clip_k(ranking, k))
     per_query = hits / denom
@@ -1050,15 +1060,26 @@ def _cascade(ranking, p, discount, k):
     (0-based rank) is the utility :math:`D(r+1)` of stopping there. With
     ``ranking.tie_runs`` (``ties="average"``) the value is the expectation
     over every order of each run of tied documents. The product of the
-    :math:`1 - p_i` over a whole run is the same in every order, so runs
-    are independent: for a run after :math:`a` documents whose product is
+    :math:`q = 1 - p` over a whole run is the same in every order, so runs
+    are independent: for a run whose earlier documents have the product
     :math:`P`, the probability to stop at its place :math:`j` is
-    :math:`P\,(M_{j-1} - M_j)`, where :math:`M_t` is the mean product of
-    :math:`1 - p` over the subsets of :math:`t` documents of the run. The
-    means come from the convex recursion over the run's documents
-    :math:`M^{(m)}_t = \frac{m-t}{m} M^{(m-1)}_t + \frac{t}{m} q_m
-    M^{(m-1)}_{t-1}`, for every run of a size class at once; its cost is
-    the run's length times :math:`\min(\text{length}, k)`.
+    :math:`P A_{j-1}`, where :math:`A_t` is the mean of
+    :math:`p_x \prod_{i \in T} q_i` over the sets :math:`T` of :math:`t`
+    documents of the run and the documents :math:`x` outside :math:`T`.
+    With :math:`M_t`, the mean product of :math:`q` over the sets of
+    :math:`t` documents, both follow convex recursions over the run's
+    documents :math:`m = 1, 2, \ldots`:
+
+    .. math::
+
+        M^{(m)}_t = \tfrac{m-t}{m} M^{(m-1)}_t
+        + \tfrac{t}{m} q_m M^{(m-1)}_{t-1}, \qquad
+        A^{(m)}_t = \tfrac{m-1-t}{m} A^{(m-1)}_t + \tfrac{1}{m} p_m M^{(m-1)}_t
+        + \tfrac{t}{m} q_m A^{(m-1)}_{t-1},
+
+    sums of non-negative terms, so a small stopping probability keeps its
+    relative precision. Every run of a size class is done at once; a run
+    costs its length times :math:`\min(\text{length}, k)`.
     """
     layout = ranking.layout
     q = 1.0 - p
@@ -1073,30 +1094,38 @@ def _cascade(ranking, p, discount, k):
         size_class = np.log2(sizes).astype(np.intp)
         for cls in np.unique(size_class):
             in_class = size_class == cls
-            _stop_in_runs(stop, q, before, starts[in_class], sizes[in_class], depth)
+            _stop_in_runs(stop, p, q, before, starts[in_class], sizes[in_class], depth)
     return ranking.sum_top(stop * ranking.at_rank(discount), k)
 
 
-def _stop_in_runs(stop, q, before, starts, sizes, depth):
+def _stop_in_runs(stop, p, q, before, starts, sizes, depth):
     """Write each run's probabilities of stopping at its places into ``stop``."""
     width = int(sizes.max())
-    n_means = min(width, depth) + 1  # M_0 .. M_T
+    n_places = min(width, depth)  # A_0 .. A_{T-1} for places 1 .. T
     cols = np.arange(width)
     valid = cols < sizes[:, None]
     places = np.where(valid, starts[:, None] + cols, 0)
+    p_run = np.where(valid, p[places], 0.0)
     q_run = np.where(valid, q[places], 1.0)
-    t = np.arange(n_means, dtype=np.float64)
-    means = np.zeros((starts.shape[0], n_means))
+    t = np.arange(n_places, dtype=np.float64)
+    means = np.zeros((starts.shape[0], n_places))  # M_t
     means[:, 0] = 1.0
-    shifted = np.zeros_like(means)
+    stops = np.zeros_like(means)  # A_t
     for m in range(1, width + 1):
-        shifted[:, 1:] = means[:, :-1]
-        updated = ((m - t) / m) * means + (t / m) * q_run[:, m - 1 : m] * shifted
-        # past t = m both terms are 0; runs shorter than m are finished
-        means = np.where((sizes >= m)[:, None], np.maximum(updated, 0.0), means)
-    n_places = n_means - 1
+        p_m, q_m = p_run[:, m - 1 : m], q_run[:, m - 1 : m]
+        means_before = np.zeros_like(means)
+        means_before[:, 1:] = means[:, :-1]
+        stops_before = np.zeros_like(stops)
+        stops_before[:, 1:] = stops[:, :-1]
+        # past t = m - 1 (A) and t = m (M) every term is 0
+        new_stops = (np.maximum(m - 1 - t, 0.0) * stops + p_m * means
+                     + t * q_m * stops_before) / m
+        new_means = (np.maximum(m - t, 0.0) * means + t * q_m * means_before) / m
+        running = (sizes >= m)[:, None]  # runs shorter than m are finished
+        stops = np.where(running, new_stops, stops)
+        means = np.where(running, new_means, means)
     keep = valid[:, :n_places]
-    probs = (means[:, :-1] - means[:, 1:]) * before[starts][:, None]
+    probs = stops * before[starts][:, None]
     stop[places[:, :n_places][keep]] = probs[keep]
 
 

@@ -34,9 +34,10 @@ def keep_fitted_state_on_error(estimator):
 def check_numeric(values, name):
     """``values`` as an array, or a TypeError if they are text.
 
-    Labels and scores must be numbers: strings (``"1"``) and bytes are
+    Labels and scores must be real numbers: strings (``"1"``) and bytes are
     refused, also inside an object array, rather than parsed, as
-    scikit-learn's ``check_array(dtype="numeric")`` refuses them. Object
+    scikit-learn's ``check_array(dtype="numeric")`` refuses them; complex
+    numbers are refused rather than cut to their real part. Object
     arrays of Python numbers are accepted. The one spelling of that rule
     for the rankers' ``y``, the losses' ``y`` and the metrics' ``y_true``
     and ``y_score``.
@@ -56,7 +57,7 @@ def check_numeric(values, name):
     Raises
     ------
     TypeError
-        If ``values`` holds strings or bytes.
+        If ``values`` holds strings, bytes or complex numbers.
     """
     arr = np.asarray(values)
     kind = arr.dtype.kind
@@ -67,6 +68,12 @@ def check_numeric(values, name):
         if text is None:
             return arr
         got = f"an object array holding {text!r} of type {type(text).__name__}"
+    elif kind == "c":
+        raise TypeError(
+            f"{name} must be real numbers, got an array of complex numbers (dtype "
+            f"{arr.dtype}); the imaginary part is not dropped silently: take "
+            f"{name}.real explicitly if that is meant."
+        )
     else:
         return arr
     raise TypeError(
