@@ -13,7 +13,9 @@ difference over every query and measure, all computed in this one run:
 - scikit-learn's ``ndcg_score`` and ``dcg_score``: equal-length queries with
   ties.
 - the official LETOR 3.0 script's output (``reference_metrics.json``) on the
-  five OHSUMED test folds, when the LETOR data is found.
+  five OHSUMED test folds, when the LETOR data is found;
+- the LETOR 4.0 script's printed output (4 decimals) on the toy example of
+  the data's README.
 
 Run with::
 
@@ -43,7 +45,8 @@ def _queries(rng, n_queries, tied):
     sizes = rng.integers(1, 201, size=n_queries)
     qid = rng.permutation(np.repeat(np.arange(n_queries), sizes))
     y = rng.choice(5, size=qid.shape[0], p=[0.5, 0.25, 0.15, 0.07, 0.03])
-    score = rng.normal(size=qid.shape[0])
+    # trec_eval holds scores in single precision: give it no other ties
+    score = rng.normal(size=qid.shape[0]).astype(np.float32)
     if tied:
         score = np.round(score, 1)
     # within each query, document names decrease along the rows
@@ -146,12 +149,31 @@ def letor_rows():
              "NDCG@1..16, P@1..16, MAP (means)", diff)]
 
 
+def letor4_rows():
+    """Eval-Score-4.0.pl's printed output (4 decimals) on the toy example.
+
+    shared/data/README.md section 4.3: three queries, ties in file order.
+    """
+    labels = [0, 2, 1] + [0, 0] + [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    scores = [3, 2, 1] + [1, 2] + [0] * 12
+    qid = [1] * 3 + [2] * 2 + [3] * 12
+    printed = {"NDCG": [0.0, 0.25, 0.3552, 0.0526], "P": [0.0, 0.1667, 0.3333, 0.25]}
+    diff = abs(map_score(labels, scores, qid=qid, convention="letor4") - 0.2778)
+    for k in range(1, 5):
+        for func, name in ((ndcg_score, "NDCG"), (precision_at_k, "P")):
+            got = func(labels, scores, qid=qid, k=k, convention="letor4")
+            diff = max(diff, abs(got - printed[name][k - 1]))
+    return [("letor4", "Eval-Score-4.0.pl printed output (4 decimals)",
+             "toy example, NDCG@1..4, P@1..4, MAP", diff)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    rows = trec_eval_rows(args.queries, args.seed) + sklearn_rows(args.seed) + letor_rows()
+    rows = (trec_eval_rows(args.queries, args.seed) + sklearn_rows(args.seed)
+            + letor_rows() + letor4_rows())
     print("| convention | tool | data | max abs difference |")
     print("| --- | --- | --- | --- |")
     for convention, tool, what, diff in rows:
