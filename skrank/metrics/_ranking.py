@@ -249,9 +249,10 @@ def check_relevance_threshold(relevance_threshold):
 def _as_1d_float(values, name):
     """``values`` as a 1-D float64 array; text is refused (``check_numeric``)."""
     try:
-        arr = check_numeric(values, name)
+        arr = np.asarray(values)
     except ValueError as exc:  # ragged nested sequences: no array at all
         raise TypeError(f"{name} must be numeric, got {values!r:.80}.") from exc
+    arr = check_numeric(arr, name)
     try:
         arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:  # e.g. None in an object array

@@ -57,7 +57,10 @@ def check_numeric(values, name):
     Raises
     ------
     TypeError
-        If ``values`` holds strings, bytes or complex numbers.
+        If ``values`` holds strings or bytes.
+    ValueError
+        If ``values`` holds complex numbers (as scikit-learn's
+        ``check_array``).
     """
     arr = np.asarray(values)
     kind = arr.dtype.kind
@@ -69,10 +72,11 @@ def check_numeric(values, name):
             return arr
         got = f"an object array holding {text!r} of type {type(text).__name__}"
     elif kind == "c":
-        raise TypeError(
-            f"{name} must be real numbers, got an array of complex numbers (dtype "
-            f"{arr.dtype}); the imaginary part is not dropped silently: take "
-            f"{name}.real explicitly if that is meant."
+        # a ValueError with scikit-learn's words, as its check_array raises
+        raise ValueError(
+            f"Complex data not supported: {name} must be real numbers, got an array "
+            f"of complex numbers (dtype {arr.dtype}); the imaginary part is not "
+            f"dropped silently: take {name}.real explicitly if that is meant."
         )
     else:
         return arr
