@@ -46,8 +46,8 @@ def check_qid(qid, n_samples=None, *, name="qid"):
     Raises
     ------
     ValueError
-        If ``qid`` is not 1-D, has the wrong length, is empty, or holds NaN or
-        non-integral floats.
+        If ``qid`` is not 1-D, has the wrong length, is empty, or holds NaN,
+        non-integral floats or integers outside the int64 range.
     TypeError
         If ``qid`` is None or holds values that are neither integers nor
         strings.
@@ -87,6 +87,13 @@ def check_qid(qid, n_samples=None, *, name="qid"):
     if arr.shape[0] == 0:
         raise ValueError(f"{name} is empty: at least one row is required.")
 
+    if arr.dtype.kind == "f" and not isinstance(qid, np.ndarray):
+        # numpy turns a list of Python ints beyond int64 ([2**64 - 1, 1]) into
+        # floats: check the values as given
+        values = np.asarray(qid, dtype=object)
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+               for v in values):
+            arr = values
     kind = arr.dtype.kind
     if kind == "O":
         first = arr[0]
@@ -95,7 +102,7 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         elif all(
             isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
         ):
-            arr = arr.astype(np.int64)
+            arr = _integer_ids(arr, name)
         else:
             raise TypeError(
                 f"{name} must hold integers or strings of one kind; got an "
@@ -128,6 +135,24 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"{name} must hold integer or string ids, got dtype {arr.dtype}."
         )
     return arr
+
+
+def _integer_ids(values, name):
+    """Python integers as an int64 array (uint64 if they need it), or a ValueError."""
+    low, high = min(values), max(values)
+    if -(2**63) <= low and high < 2**63:
+        return values.astype(np.int64)
+    if 0 <= low and high < 2**64:
+        return values.astype(np.uint64)
+    if low < -(2**63) or high >= 2**64:
+        bad = low if low < -(2**63) else high
+        problem = f"the integer {bad!r}, beyond the 64-bit integers"
+    else:
+        problem = f"both {low!r} and {high!r}, which no one 64-bit integer type holds"
+    raise ValueError(
+        f"{name} holds {problem} (int64: [-2**63, 2**63), uint64: [0, 2**64)); "
+        "pass smaller integers or strings."
+    )
 
 
 def default_qid(qid, n_samples, *, name="qid"):

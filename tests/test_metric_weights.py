@@ -18,14 +18,25 @@ from skrank.datasets import make_ranking
 from skrank.metrics import (
     average_precision_score,
     dcg_score,
+    err_score,
     get_ranking_scorer,
     make_ranking_scorer,
     map_score,
+    mrr_score,
     ndcg_score,
     precision_at_k,
+    recall_at_k,
 )
 
-METRICS = [ndcg_score, dcg_score, precision_at_k, average_precision_score, map_score]
+def err_at_grade_3(y_true, y_score, **kwargs):
+    """ERR on the 0..3 scale of these data, the same for one query as for all."""
+    return err_score(y_true, y_score, max_grade=3, **kwargs)
+
+
+METRICS = [
+    ndcg_score, dcg_score, precision_at_k, average_precision_score, map_score,
+    recall_at_k, mrr_score, err_at_grade_3,
+]
 
 CONVENTIONS = [
     {},
@@ -100,8 +111,9 @@ def test_weighted_mean_equals_per_query_loop(queries, metric, kwargs):
     got = metric(y, score, qid=qid, sample_weight=weight, **kwargs)
     expected = _loop_weighted_mean(metric, y, score, qid, weight_of, kwargs)
     assert got == pytest.approx(expected, rel=1e-12)
-    # the weights matter on this data
-    assert got != pytest.approx(metric(y, score, qid=qid, **kwargs), rel=1e-6)
+    # the weights matter on this data (recall of the whole query is always 1)
+    if metric is not recall_at_k or kwargs.get("k") is not None:
+        assert got != pytest.approx(metric(y, score, qid=qid, **kwargs), rel=1e-6)
 
 
 @pytest.mark.parametrize("kwargs", CONVENTIONS, ids=_ids)
@@ -123,16 +135,29 @@ def test_weights_only_affect_the_mean(queries, metric, kwargs):
     assert metric(y, score, qid=qid, sample_weight=ones, **kwargs) == pytest.approx(
         metric(y, score, qid=qid, **kwargs), rel=1e-12
     )
-    # constant weights of any scale, as a list
-    assert metric(
-        y, score, qid=qid, sample_weight=[2.5] * qid.shape[0], **kwargs
-    ) == pytest.approx(metric(y, score, qid=qid, **kwargs), rel=1e-12)
+    # constant weights of any scale, as a list, up to the largest float
+    for scale in (2.5, 1e-300, 1e308):
+        assert metric(
+            y, score, qid=qid, sample_weight=[scale] * qid.shape[0], **kwargs
+        ) == pytest.approx(metric(y, score, qid=qid, **kwargs), rel=1e-12)
     per_query = metric(
         y, score, qid=qid, average=False,
         sample_weight=_row_weights(qid, weight_of), **kwargs,
     )
     np.testing.assert_array_equal(
         per_query, metric(y, score, qid=qid, average=False, **kwargs)
+    )
+
+
+@pytest.mark.parametrize("metric", METRICS, ids=_ids)
+def test_weights_near_the_largest_float_give_the_weighted_mean(queries, metric):
+    """A weight of 1e308 beside weights of 1 is the weighted mean, not NaN."""
+    y, score, qid, _ = queries
+    per_query = metric(y, score, qid=qid, average=False)
+    first = np.unique(qid)[0]
+    weights = np.where(qid == first, 1e308, 1.0)
+    assert metric(y, score, qid=qid, sample_weight=weights) == pytest.approx(
+        per_query[0], rel=1e-12
     )
 
 
@@ -189,7 +214,8 @@ def test_sample_weight_reads_the_same_in_every_metric():
         start = doc.index("    sample_weight : ")
         return doc[start:doc.index("\n\n", start)]
 
-    sections = {section(func) for func in METRICS}
+    sections = {section(func) for func in METRICS if func is not err_at_grade_3}
+    sections.add(section(err_score))
     assert len(sections) == 1
     assert "average=False" in sections.pop()
 

@@ -118,11 +118,23 @@ def test_sorted_blocks(qid, rng):
         ([1.0, 1.5], ValueError, "non-integral value 1.5"),
         (np.array([1, "a", 2.5], dtype=object), TypeError, "integers or strings"),
         (np.array([1 + 2j]), TypeError, "dtype complex"),
+        ([10**20, 1], ValueError, "the integer 100000000000000000000, beyond the 64-bit"),
+        ([-(2**63) - 1, 1], ValueError, "the integer -9223372036854775809, beyond"),
+        ([2**63, -1], ValueError, "both -1 and 9223372036854775808, which no one"),
+        (np.array([10**20, 1], dtype=object), ValueError, "beyond the 64-bit integers"),
     ],
 )
 def test_check_qid_errors(bad, error, match):
     with pytest.raises(error, match=match):
         check_qid(bad)
+
+
+def test_python_integer_ids_up_to_uint64_are_kept_exact():
+    """numpy turns [2**64 - 1, 1] into floats; the ids stay distinct integers."""
+    ids = check_qid([2**64 - 1, 2**64 - 2, 1])
+    assert ids.dtype == np.uint64
+    assert ids.tolist() == [2**64 - 1, 2**64 - 2, 1]
+    assert check_qid([-(2**63), 2**63 - 1]).dtype == np.int64
 
 
 def test_check_qid_length_and_accepted_types():

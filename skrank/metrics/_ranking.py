@@ -398,7 +398,10 @@ def _finish(
             f"{name}: every query with a relevant document has sample_weight 0 "
             "and no_relevant='skip', so the weighted mean is undefined."
         )
-    return float(np.average(per_query[kept], weights=weights[kept]))
+    kept_weights = weights[kept]
+    # the mean does not change with the weights' scale; weights near the
+    # largest float would overflow their sum
+    return float(np.average(per_query[kept], weights=kept_weights / kept_weights.max()))
 
 
 def _short_mask(ranking, k):
