@@ -633,3 +633,20 @@ def test_err_of_a_tied_run_keeps_small_stopping_probabilities():
         stable = err_score(y, np.arange(50.0), qid=qid, max_grade=top)
         tied = err_score(y, np.zeros(50), qid=qid, max_grade=top)
         assert tied == pytest.approx(stable, rel=1e-12)
+
+
+@pytest.mark.parametrize("func", [average_precision_score, precision_at_k, map_score,
+                                  recall_at_k, mrr_score])
+def test_relevance_threshold_beyond_the_largest_float(func):
+    with pytest.raises(ValueError, match=r"relevance_threshold must be a finite number, "
+                                         r"got 1000.*\(401 characters\)"):
+        func([1, 0], [0.2, 0.1], qid=[0, 0], relevance_threshold=10**400)
+
+
+def test_err_top_grade_beyond_1000_is_named():
+    y, s, qid = [1, 0, 2], [0.3, 0.2, 0.1], [0, 0, 0]
+    with pytest.raises(ValueError, match=r"max_grade=1000.*\(401 characters\) is above 1000"):
+        err_score(y, s, qid=qid, max_grade=10**400)
+    with pytest.raises(ValueError, match=r"the top grade \(the largest label, as "
+                                         r"max_grade=None\) is above 1000"):
+        err_score(np.array(y) * 1e300, s, qid=qid)

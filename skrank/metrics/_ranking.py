@@ -238,11 +238,11 @@ def _resolve(convention, metric=None, **given):
 def check_relevance_threshold(relevance_threshold):
     """Raise unless ``relevance_threshold`` is a finite number (not a bool)."""
     if isinstance(relevance_threshold, (bool, np.bool_)) or not np.isfinite(
-        relevance_threshold
+        _as_float(relevance_threshold)
     ):
         raise ValueError(
             "relevance_threshold must be a finite number, got "
-            f"{relevance_threshold!r}."
+            f"{_shown(relevance_threshold)}."
         )
 
 
@@ -406,6 +406,12 @@ def _finish(
 
 def _short_mask(ranking, k):
     return None if k is None else ranking.layout.sizes < _clip_k(ranking, k)
+
+
+def _shown(value):
+    """``repr(value)``, its middle cut out past 40 characters (a huge int)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:18]}...{text[-18:]} ({len(text)} characters)"
 
 
 def _as_float(k):
@@ -1307,7 +1313,10 @@ def err_score(
     )
     ranking = _Ranking(y_true, y_score, qid, conv["ties"])
     labels = ranking.labels
-    top = labels.max() if max_grade is None else max_grade
+    if max_grade is None:
+        top, named = labels.max(), "the top grade (the largest label, as max_grade=None)"
+    else:
+        top, named = _as_float(max_grade), f"max_grade={_shown(max_grade)}"
     if labels.min() < 0 or labels.max() > top:
         raise ValueError(
             f"err_score needs labels from 0 to max_grade={top:g}; y_true has "
@@ -1315,8 +1324,8 @@ def err_score(
         )
     if top > 1000:
         raise ValueError(
-            f"err_score: max_grade={top:g} overflows the gain 2**g; it must be "
-            "at most 1000."
+            f"err_score: {named} is above 1000, where the gain 2**g overflows; "
+            "the top grade must be at most 1000."
         )
     satisfied = np.exp2(labels - top) - np.exp2(-top)
     reciprocal = 1.0 / np.arange(1, ranking.layout.max_size + 1)
