@@ -783,3 +783,29 @@ def test_load_letor_rejects_bad_zero_based(tmp_path, zero_based):
         load_letor(path, zero_based=zero_based)
     with pytest.raises(ValueError, match=pattern):
         load_letor_fold(tmp_path, 1, zero_based=zero_based)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_docs": 2**63}, r"'n_docs' parameter .* Got 9223372036854775808"),
+        ({"n_docs": (1, 2**63)}, r"n_docs=\(low, high\) needs 1 <= low <= high <= "),
+        ({"n_levels": 2**31}, r"'n_levels' parameter .* range \[2, 1001\]"),
+        ({"n_queries": 2**62, "n_docs": 4}, r"make 1.84e\+19 rows of 10 features, more"),
+        ({"n_queries": 10, "n_docs": (2**61, 2**62)}, r"n_docs=.* more values than an"),
+    ],
+)
+def test_make_ranking_sizes_beyond_any_array_are_named(kwargs, match):
+    """Refused before anything is drawn (they were OverflowError, numpy's
+    dimension errors, or n_levels=2**31 allocating 16 GiB)."""
+    with pytest.raises(ValueError, match=match):
+        make_ranking(**kwargs, random_state=0)
+
+
+def test_make_web_ranking_total_size_is_checked():
+    with pytest.raises(ValueError, match=r"n_queries=4611686018427387904, .* more values"):
+        make_web_ranking(n_queries=2**62, random_state=0)
+    # a clip bound beyond any array is only a bound: the drawn sizes are small
+    X, _, _ = make_web_ranking(n_queries=10, n_docs=(2, 2**62), n_features=3,
+                               random_state=0)
+    assert X.shape[1] == 3

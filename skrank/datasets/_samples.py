@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
-from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
+from ..utils._sklearn_compat import MAX_LENGTH, Integer, Interval, StrOptions, validate_params
 
 __all__ = ["load_rank_sample", "make_ranking", "make_web_ranking"]
 
@@ -140,20 +140,31 @@ def _check_n_docs(n_docs):
             f"got n_docs={n_docs!r}."
         )
     low, high = int(n_docs[0]), int(n_docs[1])
-    if low < 1 or low > high:
+    if low < 1 or low > high or high > MAX_LENGTH:
         raise ValueError(
-            "n_docs=(low, high) needs 1 <= low <= high, "
+            f"n_docs=(low, high) needs 1 <= low <= high <= {MAX_LENGTH}, "
             f"got n_docs={n_docs!r}."
         )
     return low, high
 
 
+def _check_cells(n_rows, n_features, what):
+    """Raise if ``n_rows`` rows of ``n_features`` values exceed any array."""
+    if float(n_rows) * n_features > MAX_LENGTH:
+        raise ValueError(
+            f"{what} and n_features={n_features} make {float(n_rows):.3g} rows of "
+            f"{n_features} features, more values than an array holds ({MAX_LENGTH})."
+        )
+
+
 @validate_params(
     {
-        "n_queries": [Integer(1, None, closed="left")],
-        "n_docs": [Integer(1, None, closed="left"), tuple],
-        "n_features": [Integer(1, None, closed="left")],
-        "n_levels": [Integer(2, None, closed="left")],
+        "n_queries": [Integer(1, MAX_LENGTH, closed="both")],
+        "n_docs": [Integer(1, MAX_LENGTH, closed="both"), tuple],
+        "n_features": [Integer(1, MAX_LENGTH, closed="both")],
+        # labels 0 .. 1000: the exponential gain 2**l - 1 of the metrics
+        # overflows beyond
+        "n_levels": [Integer(2, 1001, closed="both")],
         "noise": [Interval(Real, 0, None, closed="left")],
         "nonlinear": ["boolean"],
         "return_coef": ["boolean"],
@@ -192,7 +203,9 @@ def make_ranking(
         Number of features.
 
     n_levels : int, default=5
-        Number of relevance levels; labels are ``0 .. n_levels - 1``.
+        Number of relevance levels; labels are ``0 .. n_levels - 1``. At
+        most 1001: the metrics' exponential gain :math:`2^l - 1` overflows
+        for labels above 1000.
 
     noise : float, default=0.1
         Standard deviation of the Gaussian noise added to the latent score
@@ -283,6 +296,7 @@ def make_ranking(
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
     low, high = _check_n_docs(n_docs)
+    _check_cells(n_queries * low, n_features, f"n_queries={n_queries}, n_docs={n_docs!r}")
 
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
     rng = np.random.default_rng(seed)
@@ -291,6 +305,8 @@ def make_ranking(
         sizes = np.full(n_queries, low, dtype=np.int64)
     else:
         sizes = rng.integers(low, high, size=n_queries, endpoint=True)
+    _check_cells(sizes.sum(dtype=np.float64), n_features,
+                 f"n_queries={n_queries}, n_docs={n_docs!r}")
     qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
     n_samples = qid.shape[0]
 
@@ -346,9 +362,9 @@ def _check_float_dtype(dtype):
 
 @validate_params(
     {
-        "n_queries": [Integer(1, None, closed="left")],
-        "n_features": [Integer(1, None, closed="left")],
-        "n_docs": [Integer(1, None, closed="left"), tuple],
+        "n_queries": [Integer(1, MAX_LENGTH, closed="both")],
+        "n_features": [Integer(1, MAX_LENGTH, closed="both")],
+        "n_docs": [Integer(1, MAX_LENGTH, closed="both"), tuple],
         "n_docs_log_mean": [Interval(Real, None, None, closed="neither")],
         "n_docs_log_sigma": [Interval(Real, 0, None, closed="left")],
         "label_shares": ["array-like"],
@@ -507,8 +523,11 @@ def make_web_ranking(
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
     rng = np.random.default_rng(seed)
 
+    _check_cells(n_queries * low, n_features, f"n_queries={n_queries}, n_docs={n_docs!r}")
     sizes = rng.lognormal(n_docs_log_mean, n_docs_log_sigma, size=n_queries)
-    sizes = np.clip(np.rint(sizes), low, high).astype(np.int64)
+    sizes = np.clip(np.rint(sizes), low, high)
+    _check_cells(sizes.sum(), n_features, f"n_queries={n_queries} of lognormal sizes")
+    sizes = sizes.astype(np.int64)
     qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
 
     X = np.empty((qid.shape[0], n_features), dtype=dtype)
