@@ -453,3 +453,12 @@ def test_rejected_file_does_not_warn_first(tmp_path, recwarn):
     with _raises_at_line(path, 6, r"has the feature index 0"):
         load_letor(path)
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_n_features_beyond_any_array_names_it(tmp_path):
+    """Was numpy's or scipy's size error, naming nothing."""
+    path = _write_bytes(tmp_path / "a.txt", b"1 qid:1 1:0.5\n0 qid:1 2:0.1\n")
+    with pytest.raises(ValueError, match=r"^n_features=9223372036854775807 is too large "
+                                         r"for '.*a\.txt': 2 rows x 9223372036854775807 "
+                                         r"columns as a dense array cannot be built"):
+        load_letor(path, n_features=2**63 - 1)

@@ -464,11 +464,20 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
                 f"has {n_needed} features (its largest feature index is "
                 f"{largest}, zero_based={zero_based})."
             )
-    for out in results:
+    for path, out in zip(paths, results):
         X = out[0]
-        X.resize((X.shape[0], n_features))  # in place; no entry is dropped
-        if dense:
-            out[0] = X.toarray()
+        try:
+            X.resize((X.shape[0], n_features))  # in place; no entry is dropped
+            if dense:
+                out[0] = X.toarray()
+        except (ValueError, MemoryError) as exc:  # scipy's or numpy's size limits
+            shape = f"{X.shape[0]} rows x {n_features} columns"
+            raise ValueError(
+                f"n_features={n_features} is too large for {os.fspath(path)!r}: "
+                f"{shape}{' as a dense array' if dense else ''} cannot be built "
+                f"({type(exc).__name__}: {exc}). Pass a smaller n_features"
+                f"{', or dense=False' if dense else ''}."
+            ) from exc
     return [tuple(out) for out in results]
 
 
