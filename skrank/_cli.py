@@ -304,6 +304,16 @@ def _load_model(path):
     missing = [key for key in _MODEL_KEYS if key not in payload]
     if missing:
         raise CommandError(f"{not_model}: it has no {', '.join(map(repr, missing))}")
+    if not hasattr(payload["estimator"], "predict"):
+        raise CommandError(
+            f"{not_model}: its 'estimator' is a {type(payload['estimator']).__name__} "
+            "without predict"
+        )
+    n_features = payload["n_features"]
+    if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
+        raise CommandError(
+            f"{not_model}: its 'n_features' is {n_features!r}, not a positive integer"
+        )
     return payload
 
 

@@ -508,6 +508,10 @@ NOT_MODELS = {
     "other dict": ({"something": "else"}, "it holds a dict without a skrank 'format'"),
     "truncated model": ("truncated", "joblib cannot load it ("),  # the error varies
     "model without estimator": ("no estimator", "it has no 'estimator'"),
+    "estimator edited to a string": (("estimator", "Ridge"),
+                                     "its 'estimator' is a str without predict"),
+    "n_features edited": (("n_features", -1),
+                          "its 'n_features' is -1, not a positive integer"),
 }
 
 
@@ -529,6 +533,10 @@ def test_predict_rejects_a_file_that_is_not_a_model(case, model_file, train_file
     elif content == "no estimator":
         payload = joblib.load(model_file)
         del payload["estimator"]
+        joblib.dump(payload, path)
+    elif isinstance(content, tuple):  # a model file with one entry edited
+        payload = joblib.load(model_file)
+        payload[content[0]] = content[1]
         joblib.dump(payload, path)
     else:
         joblib.dump(content, path)
