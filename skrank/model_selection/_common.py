@@ -2,10 +2,11 @@
 
 import inspect
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
 from sklearn.metrics import get_scorer
-from sklearn.model_selection import GroupKFold, check_cv
+from sklearn.model_selection import GroupKFold
 
 from .._query import QueryLayout
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
@@ -16,13 +17,14 @@ __all__ = ["check_ranking_scoring", "query_splits"]
 
 
 def query_splits(cv, X, y, layout):
-    """Materialise the splits of ``cv`` and check that no query is split.
+    """Materialise the splits of ``cv`` and check each of them.
 
     Parameters
     ----------
     cv : int, cross-validation generator or iterable
         An int means ``GroupKFold(n_splits=cv)``; a splitter is called with
-        ``groups=qid``; an iterable yields ``(train, test)`` index arrays.
+        ``groups=qid``; an iterable yields ``(train, test)`` pairs of row
+        indices or of boolean masks over the rows.
     X, y : array-like
         The data, passed to ``cv.split``.
     layout : QueryLayout
@@ -31,14 +33,30 @@ def query_splits(cv, X, y, layout):
     Returns
     -------
     splits : list of (train, test) tuples
+        Each side an integer array of row indices (a boolean mask becomes
+        the indices of its True entries).
 
     Raises
     ------
+    TypeError
+        If ``cv`` is a bool, or neither an int, a splitter nor an iterable.
     ValueError
-        If a split puts rows of one query on both sides, or ``cv`` asks for
-        more folds than there are queries.
+        If ``cv`` asks for fewer than 2 folds or more folds than there are
+        queries, gives no splits, gives a split that is not a (train, test)
+        pair, whose indices are not integers in ``[0, n_samples)`` or whose
+        mask does not have one entry per row, with an empty side, or that
+        puts rows of one query on both sides.
     """
-    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+    if isinstance(cv, (bool, np.bool_, str, bytes)) or not (
+        isinstance(cv, numbers.Integral)
+        or hasattr(cv, "split")
+        or isinstance(cv, Iterable)
+    ):
+        raise TypeError(
+            f"cv must be an int (the number of folds), a splitter or an iterable "
+            f"of (train, test) index arrays, got cv={cv!r}."
+        )
+    if isinstance(cv, numbers.Integral):
         if cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got cv={cv}.")
         if cv > layout.n_queries:
@@ -47,26 +65,96 @@ def query_splits(cv, X, y, layout):
                 f"{layout.n_queries}."
             )
         cv = GroupKFold(n_splits=cv)
+    if hasattr(cv, "split"):
+        given = f"cv={cv!r}"
+        splits = list(cv.split(X, y, groups=layout.qid))
     else:
-        cv = check_cv(cv)
-    splits = [
-        (train, test) for train, test in cv.split(X, y, groups=layout.qid)
-    ]
-    for i, (train, test) in enumerate(splits):
+        given = "the cv iterable"
+        splits = list(cv)
+    if not splits:
+        raise ValueError(
+            f"cv gave no splits: {given} yielded no (train, test) pair; give at "
+            "least one split."
+        )
+    checked = []
+    for i, split in enumerate(splits):
+        where = f"Split {i} of {given}"
+        train, test = _split_pair(split, where)
+        train = _split_rows(train, "training", where, layout.n_samples)
+        test = _split_rows(test, "test", where, layout.n_samples)
         if not _check_disjoint(layout, train, test):
             raise ValueError(
-                f"Split {i} of the cv given ({type(cv).__name__}) puts rows of "
-                "the same query in both the training and the test set; use a "
-                "group-aware splitter such as GroupKFold (it receives "
-                "groups=qid)."
+                f"{where} puts rows of the same query in both the training and "
+                "the test set; use a group-aware splitter such as GroupKFold "
+                "(it receives groups=qid)."
             )
-    return splits
+        checked.append((train, test))
+    return checked
+
+
+def _split_pair(split, where):
+    """``split`` unpacked as ``(train, test)``, or a ValueError saying what it is."""
+    try:
+        n_sides = len(split)
+    except TypeError:
+        n_sides = None
+    if n_sides != 2 or isinstance(split, (str, bytes)):
+        if n_sides is None:
+            got = repr(split)
+        else:
+            got = f"a {type(split).__name__} of length {n_sides}"
+        raise ValueError(
+            f"{where} must be a (train, test) pair of index arrays, got {got}."
+        )
+    train, test = split
+    return train, test
+
+
+def _split_rows(rows, side, where, n_samples):
+    """The row indices of one side of a split, checked against ``n_samples`` rows.
+
+    ``rows`` holds integer indices in ``[0, n_samples)`` or is a boolean
+    mask with one entry per row; anything else is a ValueError naming the
+    split, the side and what was wrong.
+    """
+    arr = np.asarray(rows)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{where}: the {side} indices must be a 1-d array, got an array of "
+            f"shape {arr.shape}."
+        )
+    if arr.dtype == bool:
+        if arr.shape[0] != n_samples:
+            raise ValueError(
+                f"{where}: the {side} mask must have one entry per row of X "
+                f"({n_samples}), got {arr.shape[0]} entries."
+            )
+        arr = np.flatnonzero(arr)
+    elif arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{where}: the {side} indices must be integers (row numbers) or a "
+            f"boolean mask, got an array of dtype {arr.dtype} "
+            f"(first entries {arr[:5].tolist()})."
+        )
+    if arr.size == 0:
+        raise ValueError(f"{where} has an empty {side} set.")
+    bad = arr[(arr < 0) | (arr >= n_samples)]
+    if bad.size:
+        shown = ", ".join(str(v) for v in bad[:5])
+        if bad.size > 5:
+            shown += f" and {bad.size - 5} more"
+        raise ValueError(
+            f"{where}: the {side} indices must be row numbers in [0, {n_samples}), "
+            f"got {bad.size} outside: {shown}."
+        )
+    return arr.astype(np.intp, copy=False)
 
 
 def _check_disjoint(layout, rows_a, rows_b):
     """True when no query of ``layout`` has rows in both ``rows_a`` and ``rows_b``.
 
-    Each is an array of row indices or a boolean mask over the rows.
+    Each is an array of row indices in ``[0, layout.n_samples)`` or a
+    boolean mask over the rows.
     """
 
     def indices(rows):

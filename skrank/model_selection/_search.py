@@ -1,12 +1,18 @@
 """Grid search for rankers, built on scikit-learn's GridSearchCV."""
 
+from sklearn import get_config
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import accepts_qid, predict_scores
-from ..utils._sklearn_compat import multimetric_scorer, refuse_bool_integers, routing_enabled
+from ..utils._sklearn_compat import (
+    multimetric_scorer,
+    refuse_bool_integers,
+    routing_enabled,
+    validate_parameter_constraints,
+)
 from ._common import (
     check_layout,
     check_ranking_scoring,
@@ -66,6 +72,13 @@ class _RankerSearchMixin:
         self : RankerSearchCV
             The fitted search.
         """
+        if not get_config()["skip_parameter_validation"]:
+            # before the splits: a bad cv is named as scikit-learn does
+            validate_parameter_constraints(
+                self._parameter_constraints,
+                self.get_params(deep=False),
+                caller_name=type(self).__name__,
+            )
         layout = check_layout(X, qid)
         splits = query_splits(self.cv, X, y, layout)
         # GridSearchCV reads the splits from self.cv; give it the checked
@@ -169,8 +182,10 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
 
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of ``GroupKFold`` folds over queries; a
-        splitter is called with ``groups=qid``. Splits that put one query
-        on both sides raise ``ValueError``.
+        splitter is called with ``groups=qid``; an iterable yields
+        ``(train, test)`` pairs of row indices or of boolean masks. Splits
+        that put one query on both sides, have an empty side or indices out
+        of range, or a ``cv`` that gives no split, raise ``ValueError``.
 
     verbose : int, default=0
         Verbosity, as in ``GridSearchCV``.
@@ -282,9 +297,8 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     refit : bool, str or callable, default=True
         Refit the best parameters on all data, as in ``RandomizedSearchCV``.
     cv : int, cross-validation generator or iterable, default=5
-        An int is the number of ``GroupKFold`` folds over queries; a
-        splitter is called with ``groups=qid``. Splits that put one query
-        on both sides raise ``ValueError``.
+        As in :class:`RankerSearchCV`: whole queries per fold, custom
+        splits checked.
     verbose : int, default=0
         Verbosity, as in ``RandomizedSearchCV``.
     pre_dispatch : int or str, default="2*n_jobs"

@@ -147,8 +147,10 @@ def cross_validate_ranker(
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of :class:`~sklearn.model_selection.GroupKFold`
         folds over queries. A splitter is called with ``groups=qid``; an
-        iterable yields ``(train, test)`` indices. Any split that puts one
-        query on both sides raises ``ValueError``.
+        iterable yields ``(train, test)`` pairs of row indices (integers in
+        ``[0, n_samples)``) or of boolean masks over the rows. A split that
+        puts one query on both sides, has an empty side or indices out of
+        range, or a ``cv`` that gives no split, raises ``ValueError``.
 
     scoring : str, callable, list, tuple or dict, default="ndcg@10"
         Ranking scorer names (``"ndcg@10"``, ``"map"``, ``"precision@5"``;

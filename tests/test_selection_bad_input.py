@@ -1,0 +1,220 @@
+"""Bad input to the selection and inspection tools gets a clear error (issue 27).
+
+One section per cause found by the fuzzing campaign: a metric function given
+as ``scoring`` (and permutation_importance's other arguments), ``n_jobs``
+beyond joblib's range, custom ``cv`` splits that do not index the rows, and
+the methods of a search fitted with ``refit=False``. Each test drives the
+reported input through ``cross_validate_ranker``, ``RankerSearchCV``,
+``RankerRandomizedSearchCV`` or ``permutation_importance`` and checks the
+error's type and message (naming the parameter and the value), or, where the
+input has a meaning, that it works as that meaning.
+"""
+
+import re
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GroupKFold
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skrank.datasets import make_ranking
+from skrank.inspection import permutation_importance
+from skrank.model_selection import (
+    RankerRandomizedSearchCV,
+    RankerSearchCV,
+    cross_validate_ranker,
+)
+from skrank.rankers import ListNetRanker
+
+# ListNet with max_iter=3, the campaign's fast ranker, stops before converging
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+N_ROWS = 40
+HUGE = [2**63, 10**23]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """40 rows: 8 queries of 5 documents, 3 features (the fuzzing campaign's)."""
+    return make_ranking(n_queries=8, n_docs=5, n_features=3, random_state=0)
+
+
+def _listnet():
+    return ListNetRanker(max_iter=3, early_stopping=False, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def listnet(data):
+    X, y, qid = data
+    return _listnet().fit(X, y, qid=qid)
+
+
+def _grid(**params):
+    return RankerSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, **params)
+
+
+def _randomized(**params):
+    return RankerRandomizedSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, n_iter=2,
+                                    random_state=0, **params)
+
+
+SEARCHES = {"RankerSearchCV": _grid, "RankerRandomizedSearchCV": _randomized}
+
+
+def _run(tool, data, **params):
+    """Run one of the tools on ``data`` with ``params`` (cv=2 unless given)."""
+    X, y, qid = data
+    if tool == "permutation_importance":
+        model = Ridge().fit(X, y)
+        return permutation_importance(model, X, y, qid=qid, n_repeats=2, random_state=0,
+                                      **params)
+    params = {"cv": 2, **params}
+    if tool == "cross_validate_ranker":
+        return cross_validate_ranker(Ridge(), X, y, qid=qid, **params)
+    return SEARCHES[tool](**params).fit(X, y, qid=qid)
+
+
+TOOLS = ["permutation_importance", "cross_validate_ranker", *SEARCHES]
+CV_TOOLS = ["cross_validate_ranker", *SEARCHES]
+
+
+# 14. custom cv splits that do not index the rows ------------------------------
+ROWS = np.arange(N_ROWS)
+GOOD = (ROWS[:20], ROWS[20:])
+
+
+def _mask(indices, n=N_ROWS):
+    mask = np.zeros(n, dtype=bool)
+    mask[indices] = True
+    return mask
+
+
+BAD_SPLITS = {
+    "test-out-of-bounds": (
+        [(ROWS[:20], np.arange(40, 45))],
+        r"Split 0 of the cv iterable: the test indices must be row numbers in \[0, 40\), "
+        r"got 5 outside: 40, 41, 42, 43, 44\."),
+    "second-split-out-of-bounds": (
+        [GOOD, (ROWS[:20], np.r_[20:25, 99])],
+        r"Split 1 of the cv iterable: the test indices must be row numbers in \[0, 40\), "
+        r"got 1 outside: 99\."),
+    "negative-training-index": (
+        [(np.r_[-1, 0:20], ROWS[20:])],
+        r"Split 0 of the cv iterable: the training indices must be row numbers in "
+        r"\[0, 40\), got 1 outside: -1\."),
+    "many-out-of-bounds": (
+        [(ROWS[:20], np.arange(40, 50))],
+        r"Split 0 of the cv iterable: the test indices must be row numbers in \[0, 40\), "
+        r"got 10 outside: 40, 41, 42, 43, 44 and 5 more\."),
+    "short-mask": (
+        [(_mask(ROWS[:20], 30), _mask(ROWS[20:30], 30))],
+        r"Split 0 of the cv iterable: the training mask must have one entry per row of X "
+        r"\(40\), got 30 entries\."),
+    "long-test-mask": (
+        [(_mask(ROWS[:20]), _mask(ROWS[20:], 50))],
+        r"Split 0 of the cv iterable: the test mask must have one entry per row of X "
+        r"\(40\), got 50 entries\."),
+    "float-indices": (
+        [(ROWS[:20].astype(float), ROWS[20:].astype(float))],
+        r"Split 0 of the cv iterable: the training indices must be integers \(row "
+        r"numbers\) or a boolean mask, got an array of dtype float64 \(first entries "
+        r"\[0\.0, 1\.0, 2\.0, 3\.0, 4\.0\]\)\."),
+    "string-indices": (
+        [(ROWS[:20], ["20", "21"])],
+        r"Split 0 of the cv iterable: the test indices must be integers \(row numbers\) "
+        r"or a boolean mask, got an array of dtype <U2 \(first entries \['20', '21'\]\)\."),
+    "2d-indices": (
+        [(ROWS[:20].reshape(4, 5), ROWS[20:])],
+        r"Split 0 of the cv iterable: the training indices must be a 1-d array, got an "
+        r"array of shape \(4, 5\)\."),
+    "empty-test": (
+        [(ROWS[:20], np.arange(0))],
+        r"Split 0 of the cv iterable has an empty test set\."),
+    "empty-train": (
+        [([], ROWS[20:])],
+        r"Split 0 of the cv iterable has an empty training set\."),
+    "empty-test-mask": (
+        [(_mask(ROWS[:20]), np.zeros(N_ROWS, dtype=bool))],
+        r"Split 0 of the cv iterable has an empty test set\."),
+    "not-a-pair": (
+        [(ROWS[:10], ROWS[10:20], ROWS[20:])],
+        r"Split 0 of the cv iterable must be a \(train, test\) pair of index arrays, got "
+        r"a tuple of length 3\."),
+    "not-a-sequence": (
+        [3],
+        r"Split 0 of the cv iterable must be a \(train, test\) pair of index arrays, got "
+        r"3\."),
+    "no-split": ([], r"cv gave no splits: the cv iterable yielded no \(train, test\) pair; "
+                     r"give at least one split\."),
+}
+
+
+@pytest.mark.parametrize("case", BAD_SPLITS)
+@pytest.mark.parametrize("tool", CV_TOOLS)
+def test_cv_split_that_does_not_index_the_rows_is_refused_naming_it(tool, case, data):
+    cv, message = BAD_SPLITS[case]
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        _run(tool, data, cv=cv)
+
+
+class _NoSplits:
+    """A splitter that yields nothing."""
+
+    def split(self, X, y=None, groups=None):
+        return iter(())
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 0
+
+    def __repr__(self):
+        return "_NoSplits()"
+
+
+@pytest.mark.parametrize("tool", CV_TOOLS)
+def test_splitter_that_yields_no_split_is_refused(tool, data):
+    with pytest.raises(ValueError, match=r"^cv gave no splits: cv=_NoSplits\(\) yielded no "
+                                         r"\(train, test\) pair; give at least one split\.$"):
+        _run(tool, data, cv=_NoSplits())
+
+
+@pytest.mark.parametrize("cv", [True, False, np.True_, 2.5, "abc"])
+def test_cv_that_is_not_a_number_of_folds_or_splits_is_refused(cv, data):
+    message = (r"^cv must be an int \(the number of folds\), a splitter or an iterable of "
+               rf"\(train, test\) index arrays, got cv={re.escape(repr(cv))}\.$")
+    with pytest.raises(TypeError, match=message):
+        _run("cross_validate_ranker", data, cv=cv)
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_cv_true_of_the_searches_is_refused_naming_cv(search, data):
+    X, y, qid = data
+    message = rf"^The 'cv' parameter of {search} must be .*\. Got True instead\.$"
+    with pytest.raises(InvalidParameterError, match=message):
+        SEARCHES[search](cv=True).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("tool", CV_TOOLS)
+def test_masks_and_lists_index_the_rows_as_index_arrays(tool, data):
+    X, y, qid = data
+    folds = list(GroupKFold(2).split(X, y, groups=qid))
+    as_masks = [(_mask(train), _mask(test)) for train, test in folds]
+    as_lists = [(train.tolist(), test.tolist()) for train, test in folds]
+    key = "test_score" if tool == "cross_validate_ranker" else "mean_test_score"
+
+    def scores(cv):
+        got = _run(tool, data, cv=cv)
+        return got[key] if tool == "cross_validate_ranker" else got.cv_results_[key]
+
+    expected = scores(folds)
+    np.testing.assert_array_equal(scores(as_masks), expected)
+    np.testing.assert_array_equal(scores(as_lists), expected)
+
+
+def test_returned_indices_of_a_mask_split_are_row_numbers(data):
+    X, y, qid = data
+    train, test = _mask(ROWS[:20]), _mask(ROWS[20:])
+    got = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=[(train, test)],
+                                return_indices=True)
+    np.testing.assert_array_equal(got["indices"]["train"][0], ROWS[:20])
+    np.testing.assert_array_equal(got["indices"]["test"][0], ROWS[20:])
