@@ -79,6 +79,70 @@ TOOLS = ["permutation_importance", "cross_validate_ranker", *SEARCHES]
 CV_TOOLS = ["cross_validate_ranker", *SEARCHES]
 
 
+# 13. n_jobs beyond joblib's range, 0 and bool ---------------------------------
+def _n_jobs_message(value):
+    return (r"^n_jobs must be None or a nonzero int( \(not a bool\))?: the number of "
+            rf"joblib workers, or -1 for all CPUs; got n_jobs={re.escape(repr(value))}\.$")
+
+
+@pytest.mark.parametrize("value", HUGE)
+def test_huge_n_jobs_of_cross_validate_ranker_is_one_worker_per_fold(value, data):
+    X, y, qid = data
+    got = cross_validate_ranker(_listnet(), X, y, qid=qid, cv=2, n_jobs=value)
+    expected = cross_validate_ranker(_listnet(), X, y, qid=qid, cv=2)
+    np.testing.assert_array_equal(got["test_score"], expected["test_score"])
+
+
+@pytest.mark.parametrize("value", HUGE)
+def test_huge_n_jobs_of_permutation_importance_is_one_worker_per_feature(value, data,
+                                                                          listnet):
+    X, y, qid = data
+    got = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0,
+                                 n_jobs=value)
+    expected = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(got.importances, expected.importances)
+
+
+@pytest.mark.parametrize("tool", ["permutation_importance", "cross_validate_ranker"])
+def test_huge_negative_n_jobs_is_joblibs_one_worker(tool, data):
+    got = _run(tool, data, n_jobs=-(2**63))
+    expected = _run(tool, data)
+    key = "importances" if tool == "permutation_importance" else "test_score"
+    np.testing.assert_array_equal(got[key], expected[key])
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("search", SEARCHES)
+def test_huge_n_jobs_of_the_searches_is_one_worker_per_fit(search, value, data):
+    X, y, qid = data
+    got = SEARCHES[search](cv=2, n_jobs=value).fit(X, y, qid=qid)
+    expected = SEARCHES[search](cv=2).fit(X, y, qid=qid)
+    assert got.n_jobs == value  # the parameter is given back after the fit
+    np.testing.assert_array_equal(got.cv_results_["mean_test_score"],
+                                  expected.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("tool", ["permutation_importance", "cross_validate_ranker"])
+def test_n_jobs_0_is_refused_naming_n_jobs(tool, data):
+    with pytest.raises(ValueError, match=_n_jobs_message(0)):
+        _run(tool, data, n_jobs=0)
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, 2.0, "2"])
+@pytest.mark.parametrize("tool", ["permutation_importance", "cross_validate_ranker"])
+def test_n_jobs_that_is_not_an_int_is_refused_naming_n_jobs(tool, value, data):
+    with pytest.raises(TypeError, match=_n_jobs_message(value)):
+        _run(tool, data, n_jobs=value)
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_n_jobs_0_of_the_searches_is_refused_naming_n_jobs(search, data):
+    X, y, qid = data
+    message = rf"^The 'n_jobs' parameter of {search} must be .* or None\. Got 0 instead\.$"
+    with pytest.raises(InvalidParameterError, match=message):
+        SEARCHES[search](cv=2, n_jobs=0).fit(X, y, qid=qid)
+
+
 # 14. custom cv splits that do not index the rows ------------------------------
 ROWS = np.arange(N_ROWS)
 GOOD = (ROWS[:20], ROWS[20:])

@@ -13,7 +13,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._query import check_qid
 from ..metrics._scorer import RankingScorer
-from ..model_selection._common import check_ranking_scoring
+from ..model_selection._common import check_n_jobs, check_ranking_scoring
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
 
@@ -136,7 +136,8 @@ def permutation_importance(
     n_jobs : int, default=None
         Number of features scored in parallel (joblib). None means 1 unless
         in a :obj:`joblib.parallel_backend` context; -1 means all
-        processors.
+        processors. A count above the number of features runs one worker
+        per feature, with the same result; 0 and bools are refused.
 
     sample_weight : array-like of shape (n_samples,), default=None
         Weight of each row's query (the same for all rows of a query),
@@ -251,6 +252,7 @@ def permutation_importance(
     _check_weighted_scorers(scorers, sample_weight)
 
     random_state = check_random_state(random_state)
+    n_jobs = check_n_jobs(n_jobs, X.shape[1])
     seed = random_state.randint(np.iinfo(np.int32).max + 1)
 
     baseline = _score(scorers, estimator, X, y, qid, sample_weight)

@@ -1,13 +1,19 @@
 """Grid search for rankers, built on scikit-learn's GridSearchCV."""
 
 from sklearn import get_config
-from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    ParameterSampler,
+    RandomizedSearchCV,
+)
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import accepts_qid, predict_scores
 from ..utils._sklearn_compat import (
+    Integer,
     multimetric_scorer,
     refuse_bool_integers,
     routing_enabled,
@@ -15,6 +21,7 @@ from ..utils._sklearn_compat import (
 )
 from ._common import (
     check_layout,
+    check_n_jobs,
     check_ranking_scoring,
     fit_params_for,
     query_splits,
@@ -22,6 +29,11 @@ from ._common import (
 )
 
 __all__ = ["RankerRandomizedSearchCV", "RankerSearchCV"]
+
+
+#: n_jobs as joblib takes it: None, a count of workers, or -1, -2, ... for all
+#: CPUs (but one, ...); 0 has no meaning and bools are refused.
+_N_JOBS = [Integer(None, -1, closed="right"), Integer(1, None, closed="left"), None]
 
 
 class _RankerSearchMixin:
@@ -73,7 +85,7 @@ class _RankerSearchMixin:
             The fitted search.
         """
         if not get_config()["skip_parameter_validation"]:
-            # before the splits: a bad cv is named as scikit-learn does
+            # before the splits: a bad n_jobs or cv is named as scikit-learn does
             validate_parameter_constraints(
                 self._parameter_constraints,
                 self.get_params(deep=False),
@@ -81,10 +93,14 @@ class _RankerSearchMixin:
             )
         layout = check_layout(X, qid)
         splits = query_splits(self.cv, X, y, layout)
-        # GridSearchCV reads the splits from self.cv; give it the checked
-        # grouped splits for the duration of the search.
-        cv = self.cv
-        self.cv = splits
+        # GridSearchCV reads the splits from self.cv and the workers from
+        # self.n_jobs; give it the checked grouped splits, and at most one
+        # worker per fit, for the duration of the search.
+        cv, n_jobs = self.cv, self.n_jobs
+        capped = n_jobs
+        if check_n_jobs(n_jobs, len(splits)) != n_jobs:  # more workers than folds
+            capped = check_n_jobs(n_jobs, len(splits) * self._n_candidates())
+        self.cv, self.n_jobs = splits, capped
         try:
             params = dict(params, qid=layout.qid)
             if (
@@ -100,7 +116,7 @@ class _RankerSearchMixin:
                 del params["qid"]
             super().fit(X, y, **params)
         finally:
-            self.cv = cv
+            self.cv, self.n_jobs = cv, n_jobs
         return self
 
     def predict(self, X, *, qid=None):
@@ -175,7 +191,9 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
         pick the best parameters).
 
     n_jobs : int, default=None
-        Number of fits run in parallel through joblib.
+        Number of fits run in parallel through joblib (-1 means all
+        processors). A count above the number of fits (candidates times
+        folds) runs one worker per fit; 0 and bools are refused.
 
     refit : bool, str or callable, default=True
         Refit the best parameters on all data, as in ``GridSearchCV``.
@@ -238,6 +256,7 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     _parameter_constraints = refuse_bool_integers({
         **GridSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
+        "n_jobs": _N_JOBS,
     })
 
     def __init__(
@@ -267,6 +286,10 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
             return_train_score=return_train_score,
         )
 
+    def _n_candidates(self):
+        """The number of parameter settings the search tries."""
+        return len(ParameterGrid(self.param_grid))
+
 
 
 class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
@@ -293,7 +316,8 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     scoring : str, callable, list, tuple or dict, default="ndcg@10"
         As in :class:`RankerSearchCV`.
     n_jobs : int, default=None
-        Number of fits run in parallel through joblib.
+        Number of fits run in parallel through joblib, as in
+        :class:`RankerSearchCV`.
     refit : bool, str or callable, default=True
         Refit the best parameters on all data, as in ``RandomizedSearchCV``.
     cv : int, cross-validation generator or iterable, default=5
@@ -344,6 +368,7 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     _parameter_constraints = refuse_bool_integers({
         **RandomizedSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
+        "n_jobs": _N_JOBS,
     })
 
     def __init__(
@@ -376,3 +401,9 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
             error_score=error_score,
             return_train_score=return_train_score,
         )
+
+    def _n_candidates(self):
+        """The number of parameter settings the search draws (at most n_iter)."""
+        return len(ParameterSampler(
+            self.param_distributions, self.n_iter, random_state=self.random_state
+        ))
