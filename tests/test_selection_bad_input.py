@@ -15,11 +15,13 @@ import re
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
+from sklearn.metrics import make_scorer, r2_score
 from sklearn.model_selection import GroupKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank.datasets import make_ranking
 from skrank.inspection import permutation_importance
+from skrank.metrics import get_ranking_scorer, make_ranking_scorer, ndcg_score
 from skrank.model_selection import (
     RankerRandomizedSearchCV,
     RankerSearchCV,
@@ -77,6 +79,113 @@ def _run(tool, data, **params):
 
 TOOLS = ["permutation_importance", "cross_validate_ranker", *SEARCHES]
 CV_TOOLS = ["cross_validate_ranker", *SEARCHES]
+
+
+# 12. scoring a metric function; permutation_importance's other arguments ----
+def _scorer_message(name, given, signature, hint):
+    return (rf"^{re.escape(name)} must be a scorer, called as scorer\(estimator, X, y, "
+            rf"qid=qid\), such as get_ranking_scorer\('ndcg@10'\) or "
+            rf"make_ranking_scorer\(ndcg_score\); got {re.escape(name)}={given} with "
+            rf"signature {re.escape(signature)}, {re.escape(hint)}\.$")
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_metric_function_as_scoring_is_refused_naming_it(tool, data):
+    message = _scorer_message(
+        "scoring", "ndcg_score", "(y_true, y_score, *, qid, ...)",
+        "a metric function: make it a scorer with make_ranking_scorer(ndcg_score)")
+    with pytest.raises(TypeError, match=message):
+        _run(tool, data, scoring=ndcg_score)
+
+
+def test_metric_function_in_a_scoring_dict_is_refused_naming_its_key(data):
+    message = _scorer_message(
+        "scoring['ndcg']", "ndcg_score", "(y_true, y_score, *, qid, ...)",
+        "a metric function: make it a scorer with make_ranking_scorer(ndcg_score)")
+    with pytest.raises(TypeError, match=message):
+        _run("cross_validate_ranker", data,
+             scoring={"map": "map", "ndcg": ndcg_score})
+
+
+def test_pointwise_metric_function_as_scoring_points_to_make_scorer(data):
+    message = _scorer_message(
+        "scoring", "r2_score", "(y_true, y_pred, *, sample_weight=None, ...)",
+        "a metric function: make it a scorer with sklearn.metrics.make_scorer(r2_score)")
+    with pytest.raises(TypeError, match=message):
+        _run("permutation_importance", data, scoring=r2_score)
+
+
+def test_callable_that_cannot_take_estimator_x_y_is_refused(data):
+    def two_arguments(estimator, X):
+        return 0.0
+
+    message = _scorer_message("scoring", "two_arguments", "(estimator, X)",
+                              "which cannot be called that way")
+    with pytest.raises(TypeError, match=message):
+        _run("cross_validate_ranker", data, scoring=two_arguments)
+
+
+@pytest.mark.parametrize("scoring", [
+    make_ranking_scorer(ndcg_score, k=10),
+    get_ranking_scorer("ndcg@10"),
+    "ndcg@10",
+], ids=["make_ranking_scorer", "get_ranking_scorer", "name"])
+def test_scorers_of_a_metric_agree(scoring, data):
+    got = _run("cross_validate_ranker", data, scoring=scoring)["test_score"]
+    expected = _run("cross_validate_ranker", data, scoring="ndcg@10")["test_score"]
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("scoring", [
+    make_scorer(r2_score),
+    lambda estimator, X, y: r2_score(y, estimator.predict(X)),
+    lambda estimator, X, y, *, qid: r2_score(y, estimator.predict(X)),
+], ids=["make_scorer", "estimator-X-y", "estimator-X-y-qid"])
+def test_callables_taking_estimator_x_y_are_still_scorers(scoring, data):
+    got = _run("cross_validate_ranker", data, scoring=scoring)["test_score"]
+    expected = _run("cross_validate_ranker", data, scoring="r2")["test_score"]
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_permutation_importance_of_a_ranker_refuses_a_metric_function(data, listnet):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=r"^scoring must be a scorer.* got scoring=ndcg_score "):
+        permutation_importance(listnet, X, y, qid=qid, scoring=ndcg_score)
+
+
+@pytest.mark.parametrize("n", [3, N_ROWS + 1])
+def test_wrong_length_sample_weight_names_sample_weight_and_both_lengths(n, data, listnet):
+    X, y, qid = data
+    message = (rf"^sample_weight must have one entry per row of X: X has {N_ROWS} rows, "
+               rf"sample_weight has {n}\.$")
+    with pytest.raises(ValueError, match=message):
+        permutation_importance(listnet, X, y, qid=qid, sample_weight=np.ones(n))
+
+
+def test_wrong_length_y_names_y_and_both_lengths(data, listnet):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=rf"^y must have one entry per row of X: X has "
+                                         rf"{N_ROWS} rows, y has 3\.$"):
+        permutation_importance(listnet, X, y[:3], qid=qid)
+
+
+def test_scalar_sample_weight_is_refused_naming_it(data, listnet):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=rf"^sample_weight must be an array-like with one "
+                                        rf"entry per row of X \({N_ROWS}\), got "
+                                        rf"sample_weight=2\.0\.$"):
+        permutation_importance(listnet, X, y, qid=qid, sample_weight=2.0)
+
+
+@pytest.mark.parametrize("random_state", ["x", -1, 2.5, 2**32])
+def test_bad_random_state_of_permutation_importance_names_random_state(random_state, data,
+                                                                         listnet):
+    X, y, qid = data
+    message = (r"^random_state must be None, an int in \[0, 2\*\*32 - 1\] or a "
+               rf"numpy\.random\.RandomState, got random_state={re.escape(repr(random_state))}"
+               r" \(.+\)\.$")
+    with pytest.raises(ValueError, match=message):
+        permutation_importance(listnet, X, y, qid=qid, random_state=random_state)
 
 
 # 13. n_jobs beyond joblib's range, 0 and bool ---------------------------------

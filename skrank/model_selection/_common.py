@@ -203,10 +203,13 @@ def _one_scorer(scoring, name="scoring"):
                 ) from None
     if callable(scoring):
         try:
-            params = inspect.signature(scoring).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "qid" in params:
+            signature = inspect.signature(scoring)
+        except (TypeError, ValueError):  # no signature to read: trust the callable
+            signature = None
+        takes_qid = signature is not None and "qid" in signature.parameters
+        if signature is not None:
+            _check_scorer_signature(scoring, signature, takes_qid, name)
+        if takes_qid:
             return scoring
         # e.g. sklearn.metrics.make_scorer(...): its **kwargs refuse qid
         # unless metadata routing is on
@@ -214,6 +217,43 @@ def _one_scorer(scoring, name="scoring"):
     raise TypeError(
         f"{name} must be a scorer name, a callable or a list/dict of them, "
         f"got {scoring!r}."
+    )
+
+
+def _check_scorer_signature(scoring, signature, takes_qid, name):
+    """Refuse a callable that cannot be called as ``scorer(estimator, X, y, qid=...)``.
+
+    A metric function such as ``ndcg_score(y_true, y_score, *, qid)`` is the
+    usual mistake: it takes two positional arguments, not three, and would
+    fail deep inside with "too many positional arguments". A callable whose
+    first parameter is ``y_true`` or ``y`` is a metric even if it could bind
+    three.
+    """
+    args = (None, None, None)
+    try:
+        if takes_qid:
+            signature.bind(*args, qid=None)
+        else:
+            signature.bind(*args)
+    except TypeError:
+        pass
+    else:
+        if next(iter(signature.parameters), None) not in ("y_true", "y"):
+            return
+    parameters = list(signature.parameters.values())
+    shown = str(signature.replace(parameters=parameters[:3]))
+    if len(parameters) > 3:
+        shown = shown[:-1] + ", ...)"
+    label = getattr(scoring, "__name__", None) or type(scoring).__name__
+    if parameters and parameters[0].name in ("y_true", "y"):
+        maker = "make_ranking_scorer" if takes_qid else "sklearn.metrics.make_scorer"
+        hint = f"a metric function: make it a scorer with {maker}({label})"
+    else:
+        hint = "which cannot be called that way"
+    raise TypeError(
+        f"{name} must be a scorer, called as scorer(estimator, X, y, qid=qid), such "
+        f"as get_ranking_scorer('ndcg@10') or make_ranking_scorer(ndcg_score); got "
+        f"{name}={label} with signature {shown}, {hint}."
     )
 
 
@@ -233,6 +273,16 @@ def check_ranking_scoring(scoring):
     Returns
     -------
     scorer : callable or dict of str to callable
+
+    Raises
+    ------
+    TypeError
+        If ``scoring`` (or an entry of it) is neither a name nor a callable,
+        or is a callable that cannot be called as ``scorer(estimator, X, y,
+        qid=qid)``, such as a metric function ``ndcg_score(y_true, y_score,
+        *, qid)``.
+    ValueError
+        If a name is unknown, or a list or dict is empty or repeats a name.
     """
     if scoring is None:
         scoring = "ndcg@10"
