@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 from sklearn.metrics import make_scorer, r2_score
-from sklearn.model_selection import GroupKFold
+from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank.datasets import make_ranking
@@ -391,3 +391,59 @@ def test_returned_indices_of_a_mask_split_are_row_numbers(data):
                                 return_indices=True)
     np.testing.assert_array_equal(got["indices"]["train"][0], ROWS[:20])
     np.testing.assert_array_equal(got["indices"]["test"][0], ROWS[20:])
+
+
+# 15. the methods of a search fitted with refit=False -------------------------
+@pytest.fixture(scope="module", params=list(SEARCHES))
+def unrefitted(request, data):
+    X, y, qid = data
+    return SEARCHES[request.param](cv=2, refit=False).fit(X, y, qid=qid)
+
+
+def _refit_message(search, attr):
+    return (rf"^This {search} instance was initialized with `refit=False`\. {attr} is "
+            r"available only after refitting on the best parameters\. You can refit an "
+            r"estimator manually using the `best_params_` attribute$")
+
+
+def test_predict_after_refit_false_is_scikit_learns_attribute_error(unrefitted, data):
+    X, _, qid = data
+    name = type(unrefitted).__name__
+    assert not hasattr(unrefitted, "predict")
+    with pytest.raises(AttributeError, match=rf"^This '{name}' has no attribute "
+                                             r"'predict'$") as raised:
+        unrefitted.predict(X, qid=qid)
+    assert isinstance(raised.value.__cause__, AttributeError)
+    assert re.match(_refit_message(name, "predict"), str(raised.value.__cause__))
+
+
+def test_score_after_refit_false_is_scikit_learns_attribute_error(unrefitted, data):
+    X, y, qid = data
+    with pytest.raises(AttributeError,
+                       match=_refit_message(type(unrefitted).__name__, "score")):
+        unrefitted.score(X, y, qid=qid)
+
+
+def test_refit_false_errors_are_those_of_grid_search_cv(data):
+    """The oracle: scikit-learn's GridSearchCV fitted with refit=False."""
+    X, y, qid = data
+    ours = _grid(cv=2, refit=False).fit(X, y, qid=qid)
+    theirs = GridSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, cv=2, refit=False).fit(X, y)
+
+    def errors(search, call):
+        with pytest.raises(AttributeError) as raised:
+            call(search)
+        return [str(e).replace(type(search).__name__, "SEARCH")
+                for e in (raised.value, raised.value.__cause__) if e is not None]
+
+    assert errors(ours, lambda s: s.predict(X, qid=qid)) == errors(theirs,
+                                                                   lambda s: s.predict(X))
+    assert errors(ours, lambda s: s.score(X, y, qid=qid)) == errors(theirs,
+                                                                    lambda s: s.score(X, y))
+
+
+def test_refit_false_search_finds_the_parameters_of_a_refitted_one(unrefitted, data):
+    X, y, qid = data
+    refitted = SEARCHES[type(unrefitted).__name__](cv=2).fit(X, y, qid=qid)
+    assert unrefitted.best_params_ == refitted.best_params_
+    assert not hasattr(unrefitted, "best_estimator_")

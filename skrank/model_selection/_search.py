@@ -8,6 +8,7 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
 )
 from sklearn.utils import Bunch
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
@@ -29,6 +30,33 @@ from ._common import (
 )
 
 __all__ = ["RankerRandomizedSearchCV", "RankerSearchCV"]
+
+
+def _check_refit(search, attr):
+    """Raise scikit-learn's AttributeError for ``attr`` of a search with refit=False."""
+    if not search.refit:
+        raise AttributeError(
+            f"This {type(search).__name__} instance was initialized with "
+            f"`refit=False`. {attr} is available only after refitting on the best "
+            "parameters. You can refit an estimator manually using the "
+            "`best_params_` attribute"
+        )
+
+
+def _refitted_has(attr):
+    """``available_if`` check of a method delegated to the refitted best estimator.
+
+    As scikit-learn's searches: the method exists only with ``refit`` set,
+    and when the best (or, before fit, the given) estimator has it.
+    """
+
+    def check(self):
+        _check_refit(self, attr)
+        estimator = getattr(self, "best_estimator_", self.estimator)
+        getattr(estimator, attr)  # an AttributeError if it has no such method
+        return True
+
+    return check
 
 
 #: n_jobs as joblib takes it: None, a count of workers, or -1, -2, ... for all
@@ -119,8 +147,12 @@ class _RankerSearchMixin:
             self.cv, self.n_jobs = cv, n_jobs
         return self
 
+    @available_if(_refitted_has("predict"))
     def predict(self, X, *, qid=None):
         """Scores of the best estimator (given ``qid`` if its predict takes it).
+
+        Only available if ``refit`` is set (as in scikit-learn's searches:
+        with ``refit=False`` it raises an ``AttributeError``).
 
         Parameters
         ----------
@@ -153,7 +185,14 @@ class _RankerSearchMixin:
         Returns
         -------
         score : float
+
+        Raises
+        ------
+        AttributeError
+            If the search was made with ``refit=False`` (scikit-learn's
+            message): there is no best estimator to score.
         """
+        _check_refit(self, "score")
         check_is_fitted(self, "best_estimator_")
         scorer = self.scorer_
         if isinstance(scorer, dict):  # multi-metric: scikit-learn keeps a dict
@@ -196,7 +235,9 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
         folds) runs one worker per fit; 0 and bools are refused.
 
     refit : bool, str or callable, default=True
-        Refit the best parameters on all data, as in ``GridSearchCV``.
+        Refit the best parameters on all data, as in ``GridSearchCV``. With
+        ``refit=False``, ``predict`` and ``score`` raise scikit-learn's
+        ``AttributeError``.
 
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of ``GroupKFold`` folds over queries; a
@@ -320,6 +361,8 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
         :class:`RankerSearchCV`.
     refit : bool, str or callable, default=True
         Refit the best parameters on all data, as in ``RandomizedSearchCV``.
+        With ``refit=False``, ``predict`` and ``score`` raise scikit-learn's
+        ``AttributeError``.
     cv : int, cross-validation generator or iterable, default=5
         As in :class:`RankerSearchCV`: whole queries per fold, custom
         splits checked.
