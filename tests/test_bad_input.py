@@ -406,12 +406,9 @@ NOT_TRIED = {
         reason="Sinkhorn runs every iteration it is given (there is no tolerance): a huge "
                "count runs for ever rather than fail, like any long computation asked for"),
 }
-#: Known failures outside skrank's code, and why.
-KNOWN = {
-    ("RankerSearchCV", "n_jobs"): "scikit-learn's search hands n_jobs to joblib, which "
-                                  "fails from about 10**6 workers, as for GridSearchCV",
-    ("RankerRandomizedSearchCV", "n_jobs"): "as RankerSearchCV",
-}
+#: Known failures outside skrank's code, and why. (The searches' n_jobs was
+#: one until they capped it at their fits, as the rankers cap it at their runs.)
+KNOWN = {}
 
 
 def _huge_cases():

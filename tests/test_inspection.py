@@ -251,9 +251,13 @@ def test_lengths_are_checked(data, ridge):
     X, y, qid = data
     with pytest.raises(ValueError, match="qid must have one entry per row"):
         permutation_importance(ridge, X, y, qid=qid[:-1])
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    n = len(y)
+    message = f"^y must have one entry per row of X: X has {n} rows, y has {n - 1}\\.$"
+    with pytest.raises(ValueError, match=message):
         permutation_importance(ridge, X, y[:-1], qid=qid)
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    message = (f"^sample_weight must have one entry per row of X: X has {n} rows, "
+               f"sample_weight has 3\\.$")
+    with pytest.raises(ValueError, match=message):
         permutation_importance(ridge, X, y, qid=qid, sample_weight=np.ones(3))
 
 

@@ -3,17 +3,12 @@
 import numbers
 
 import numpy as np
-from sklearn.utils import (
-    Bunch,
-    check_array,
-    check_consistent_length,
-    check_random_state,
-)
+from sklearn.utils import Bunch, check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._query import check_qid
 from ..metrics._scorer import RankingScorer
-from ..model_selection._common import check_ranking_scoring
+from ..model_selection._common import check_n_jobs, check_ranking_scoring
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
 
@@ -136,7 +131,8 @@ def permutation_importance(
     n_jobs : int, default=None
         Number of features scored in parallel (joblib). None means 1 unless
         in a :obj:`joblib.parallel_backend` context; -1 means all
-        processors.
+        processors. A count above the number of features runs one worker
+        per feature, with the same result; 0 and bools are refused.
 
     sample_weight : array-like of shape (n_samples,), default=None
         Weight of each row's query (the same for all rows of a query),
@@ -161,12 +157,15 @@ def permutation_importance(
     Raises
     ------
     TypeError
-        If ``qid`` is None, or ``n_repeats`` is not an integer (a bool is
-        refused).
+        If ``qid`` is None, ``n_repeats`` or ``n_jobs`` is not an integer (a
+        bool is refused), or ``scoring`` is not a scorer (e.g. a metric
+        function such as ``ndcg_score``: wrap it with
+        :func:`~skrank.metrics.make_ranking_scorer`).
     ValueError
         If ``qid``, ``y`` or ``sample_weight`` does not have one entry per
-        row of ``X``, ``n_repeats`` is below 1, or ``sample_weight`` is
-        given to a scorer that does not support it.
+        row of ``X``, ``n_repeats`` is below 1, ``n_jobs`` is 0,
+        ``random_state`` cannot seed a ``RandomState``, or ``sample_weight``
+        is given to a scorer that does not support it.
 
     See Also
     --------
@@ -242,15 +241,35 @@ def permutation_importance(
         )
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
-    check_consistent_length(X, y, sample_weight)
-    qid = check_qid(qid, X.shape[0])
+    n_samples = X.shape[0]
+    for name, values in (("y", y), ("sample_weight", sample_weight)):
+        if values is None and name == "sample_weight":
+            continue
+        if np.ndim(values) == 0:
+            raise TypeError(
+                f"{name} must be an array-like with one entry per row of X "
+                f"({n_samples}), got {name}={values!r}."
+            )
+        if len(values) != n_samples:
+            raise ValueError(
+                f"{name} must have one entry per row of X: X has {n_samples} rows, "
+                f"{name} has {len(values)}."
+            )
+    qid = check_qid(qid, n_samples)
     scorers = check_ranking_scoring(scoring)
     multimetric = isinstance(scorers, dict)
     if not multimetric:
         scorers = {None: scorers}
     _check_weighted_scorers(scorers, sample_weight)
 
-    random_state = check_random_state(random_state)
+    try:
+        random_state = check_random_state(random_state)
+    except ValueError as error:
+        raise ValueError(
+            f"random_state must be None, an int in [0, 2**32 - 1] or a "
+            f"numpy.random.RandomState, got random_state={random_state!r} ({error})."
+        ) from None
+    n_jobs = check_n_jobs(n_jobs, X.shape[1])
     seed = random_state.randint(np.iinfo(np.int32).max + 1)
 
     baseline = _score(scorers, estimator, X, y, qid, sample_weight)

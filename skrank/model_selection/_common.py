@@ -2,27 +2,29 @@
 
 import inspect
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
 from sklearn.metrics import get_scorer
-from sklearn.model_selection import GroupKFold, check_cv
+from sklearn.model_selection import GroupKFold
 
 from .._query import QueryLayout
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._routing import accepts_qid
 from ..utils._sklearn_compat import make_metadata_request, routing_enabled
 
-__all__ = ["check_ranking_scoring", "query_splits"]
+__all__ = ["check_n_jobs", "check_ranking_scoring", "query_splits"]
 
 
 def query_splits(cv, X, y, layout):
-    """Materialise the splits of ``cv`` and check that no query is split.
+    """Materialise the splits of ``cv`` and check each of them.
 
     Parameters
     ----------
     cv : int, cross-validation generator or iterable
         An int means ``GroupKFold(n_splits=cv)``; a splitter is called with
-        ``groups=qid``; an iterable yields ``(train, test)`` index arrays.
+        ``groups=qid``; an iterable yields ``(train, test)`` pairs of row
+        indices or of boolean masks over the rows.
     X, y : array-like
         The data, passed to ``cv.split``.
     layout : QueryLayout
@@ -31,14 +33,30 @@ def query_splits(cv, X, y, layout):
     Returns
     -------
     splits : list of (train, test) tuples
+        Each side an integer array of row indices (a boolean mask becomes
+        the indices of its True entries).
 
     Raises
     ------
+    TypeError
+        If ``cv`` is a bool, or neither an int, a splitter nor an iterable.
     ValueError
-        If a split puts rows of one query on both sides, or ``cv`` asks for
-        more folds than there are queries.
+        If ``cv`` asks for fewer than 2 folds or more folds than there are
+        queries, gives no splits, gives a split that is not a (train, test)
+        pair, whose indices are not integers in ``[0, n_samples)`` or whose
+        mask does not have one entry per row, with an empty side, or that
+        puts rows of one query on both sides.
     """
-    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+    if isinstance(cv, (bool, np.bool_, str, bytes)) or not (
+        isinstance(cv, numbers.Integral)
+        or hasattr(cv, "split")
+        or isinstance(cv, Iterable)
+    ):
+        raise TypeError(
+            f"cv must be an int (the number of folds), a splitter or an iterable "
+            f"of (train, test) index arrays, got cv={cv!r}."
+        )
+    if isinstance(cv, numbers.Integral):
         if cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got cv={cv}.")
         if cv > layout.n_queries:
@@ -47,26 +65,96 @@ def query_splits(cv, X, y, layout):
                 f"{layout.n_queries}."
             )
         cv = GroupKFold(n_splits=cv)
+    if hasattr(cv, "split"):
+        given = f"cv={cv!r}"
+        splits = list(cv.split(X, y, groups=layout.qid))
     else:
-        cv = check_cv(cv)
-    splits = [
-        (train, test) for train, test in cv.split(X, y, groups=layout.qid)
-    ]
-    for i, (train, test) in enumerate(splits):
+        given = "the cv iterable"
+        splits = list(cv)
+    if not splits:
+        raise ValueError(
+            f"cv gave no splits: {given} yielded no (train, test) pair; give at "
+            "least one split."
+        )
+    checked = []
+    for i, split in enumerate(splits):
+        where = f"Split {i} of {given}"
+        train, test = _split_pair(split, where)
+        train = _split_rows(train, "training", where, layout.n_samples)
+        test = _split_rows(test, "test", where, layout.n_samples)
         if not _check_disjoint(layout, train, test):
             raise ValueError(
-                f"Split {i} of the cv given ({type(cv).__name__}) puts rows of "
-                "the same query in both the training and the test set; use a "
-                "group-aware splitter such as GroupKFold (it receives "
-                "groups=qid)."
+                f"{where} puts rows of the same query in both the training and "
+                "the test set; use a group-aware splitter such as GroupKFold "
+                "(it receives groups=qid)."
             )
-    return splits
+        checked.append((train, test))
+    return checked
+
+
+def _split_pair(split, where):
+    """``split`` unpacked as ``(train, test)``, or a ValueError saying what it is."""
+    try:
+        n_sides = len(split)
+    except TypeError:
+        n_sides = None
+    if n_sides != 2 or isinstance(split, (str, bytes)):
+        if n_sides is None:
+            got = repr(split)
+        else:
+            got = f"a {type(split).__name__} of length {n_sides}"
+        raise ValueError(
+            f"{where} must be a (train, test) pair of index arrays, got {got}."
+        )
+    train, test = split
+    return train, test
+
+
+def _split_rows(rows, side, where, n_samples):
+    """The row indices of one side of a split, checked against ``n_samples`` rows.
+
+    ``rows`` holds integer indices in ``[0, n_samples)`` or is a boolean
+    mask with one entry per row; anything else is a ValueError naming the
+    split, the side and what was wrong.
+    """
+    arr = np.asarray(rows)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{where}: the {side} indices must be a 1-d array, got an array of "
+            f"shape {arr.shape}."
+        )
+    if arr.dtype == bool:
+        if arr.shape[0] != n_samples:
+            raise ValueError(
+                f"{where}: the {side} mask must have one entry per row of X "
+                f"({n_samples}), got {arr.shape[0]} entries."
+            )
+        arr = np.flatnonzero(arr)
+    elif arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{where}: the {side} indices must be integers (row numbers) or a "
+            f"boolean mask, got an array of dtype {arr.dtype} "
+            f"(first entries {arr[:5].tolist()})."
+        )
+    if arr.size == 0:
+        raise ValueError(f"{where} has an empty {side} set.")
+    bad = arr[(arr < 0) | (arr >= n_samples)]
+    if bad.size:
+        shown = ", ".join(str(v) for v in bad[:5])
+        if bad.size > 5:
+            shown += f" and {bad.size - 5} more"
+        raise ValueError(
+            f"{where}: the {side} indices must be row numbers in [0, {n_samples}), "
+            f"got {bad.size} outside: {shown}."
+        )
+    return arr.astype(np.intp, copy=False)
 
 
 def _check_disjoint(layout, rows_a, rows_b):
     """True when no query of ``layout`` has rows in both ``rows_a`` and ``rows_b``.
 
-    Each is an array of row indices or a boolean mask over the rows.
+    Each is an array of row indices in ``[0, layout.n_samples)`` or a
+    boolean mask over the rows.
     """
 
     def indices(rows):
@@ -115,10 +203,13 @@ def _one_scorer(scoring, name="scoring"):
                 ) from None
     if callable(scoring):
         try:
-            params = inspect.signature(scoring).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "qid" in params:
+            signature = inspect.signature(scoring)
+        except (TypeError, ValueError):  # no signature to read: trust the callable
+            signature = None
+        takes_qid = signature is not None and "qid" in signature.parameters
+        if signature is not None:
+            _check_scorer_signature(scoring, signature, takes_qid, name)
+        if takes_qid:
             return scoring
         # e.g. sklearn.metrics.make_scorer(...): its **kwargs refuse qid
         # unless metadata routing is on
@@ -126,6 +217,43 @@ def _one_scorer(scoring, name="scoring"):
     raise TypeError(
         f"{name} must be a scorer name, a callable or a list/dict of them, "
         f"got {scoring!r}."
+    )
+
+
+def _check_scorer_signature(scoring, signature, takes_qid, name):
+    """Refuse a callable that cannot be called as ``scorer(estimator, X, y, qid=...)``.
+
+    A metric function such as ``ndcg_score(y_true, y_score, *, qid)`` is the
+    usual mistake: it takes two positional arguments, not three, and would
+    fail deep inside with "too many positional arguments". A callable whose
+    first parameter is ``y_true`` or ``y`` is a metric even if it could bind
+    three.
+    """
+    args = (None, None, None)
+    try:
+        if takes_qid:
+            signature.bind(*args, qid=None)
+        else:
+            signature.bind(*args)
+    except TypeError:
+        pass
+    else:
+        if next(iter(signature.parameters), None) not in ("y_true", "y"):
+            return
+    parameters = list(signature.parameters.values())
+    shown = str(signature.replace(parameters=parameters[:3]))
+    if len(parameters) > 3:
+        shown = shown[:-1] + ", ...)"
+    label = getattr(scoring, "__name__", None) or type(scoring).__name__
+    if parameters and parameters[0].name in ("y_true", "y"):
+        maker = "make_ranking_scorer" if takes_qid else "sklearn.metrics.make_scorer"
+        hint = f"a metric function: make it a scorer with {maker}({label})"
+    else:
+        hint = "which cannot be called that way"
+    raise TypeError(
+        f"{name} must be a scorer, called as scorer(estimator, X, y, qid=qid), such "
+        f"as get_ranking_scorer('ndcg@10') or make_ranking_scorer(ndcg_score); got "
+        f"{name}={label} with signature {shown}, {hint}."
     )
 
 
@@ -145,6 +273,16 @@ def check_ranking_scoring(scoring):
     Returns
     -------
     scorer : callable or dict of str to callable
+
+    Raises
+    ------
+    TypeError
+        If ``scoring`` (or an entry of it) is neither a name nor a callable,
+        or is a callable that cannot be called as ``scorer(estimator, X, y,
+        qid=qid)``, such as a metric function ``ndcg_score(y_true, y_score,
+        *, qid)``.
+    ValueError
+        If a name is unknown, or a list or dict is empty or repeats a name.
     """
     if scoring is None:
         scoring = "ndcg@10"
@@ -169,6 +307,48 @@ def check_ranking_scoring(scoring):
         f"scoring must be a scorer name, a callable or a list/dict of them, "
         f"got {scoring!r}."
     )
+
+
+def check_n_jobs(n_jobs, n_tasks):
+    """``n_jobs`` checked, and capped at the ``n_tasks`` tasks run in parallel.
+
+    More workers than tasks would idle, so any larger count (however large:
+    joblib fails from about a million workers, and with an OverflowError
+    beyond the C int) means one worker per task; the results do not depend
+    on it. None (joblib's default, or the active ``parallel_backend``) and
+    negative counts (-1 for all CPUs, joblib's meaning) are kept.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The number of joblib workers asked for.
+    n_tasks : int
+        The number of tasks to run.
+
+    Returns
+    -------
+    n_jobs : int or None
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not an int or None (a bool is refused).
+    ValueError
+        If ``n_jobs`` is 0, which joblib rejects.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(
+            f"n_jobs must be None or a nonzero int (not a bool): the number of "
+            f"joblib workers, or -1 for all CPUs; got n_jobs={n_jobs!r}."
+        )
+    if n_jobs == 0:
+        raise ValueError(
+            "n_jobs must be None or a nonzero int: the number of joblib workers, "
+            "or -1 for all CPUs; got n_jobs=0."
+        )
+    return int(min(n_jobs, max(n_tasks, 1)))
 
 
 def check_layout(X, qid):

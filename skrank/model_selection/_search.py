@@ -1,14 +1,28 @@
 """Grid search for rankers, built on scikit-learn's GridSearchCV."""
 
-from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn import get_config
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    ParameterSampler,
+    RandomizedSearchCV,
+)
 from sklearn.utils import Bunch
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import accepts_qid, predict_scores
-from ..utils._sklearn_compat import multimetric_scorer, refuse_bool_integers, routing_enabled
+from ..utils._sklearn_compat import (
+    Integer,
+    multimetric_scorer,
+    refuse_bool_integers,
+    routing_enabled,
+    validate_parameter_constraints,
+)
 from ._common import (
     check_layout,
+    check_n_jobs,
     check_ranking_scoring,
     fit_params_for,
     query_splits,
@@ -16,6 +30,38 @@ from ._common import (
 )
 
 __all__ = ["RankerRandomizedSearchCV", "RankerSearchCV"]
+
+
+def _check_refit(search, attr):
+    """Raise scikit-learn's AttributeError for ``attr`` of a search with refit=False."""
+    if not search.refit:
+        raise AttributeError(
+            f"This {type(search).__name__} instance was initialized with "
+            f"`refit=False`. {attr} is available only after refitting on the best "
+            "parameters. You can refit an estimator manually using the "
+            "`best_params_` attribute"
+        )
+
+
+def _refitted_has(attr):
+    """``available_if`` check of a method delegated to the refitted best estimator.
+
+    As scikit-learn's searches: the method exists only with ``refit`` set,
+    and when the best (or, before fit, the given) estimator has it.
+    """
+
+    def check(self):
+        _check_refit(self, attr)
+        estimator = getattr(self, "best_estimator_", self.estimator)
+        getattr(estimator, attr)  # an AttributeError if it has no such method
+        return True
+
+    return check
+
+
+#: n_jobs as joblib takes it: None, a count of workers, or -1, -2, ... for all
+#: CPUs (but one, ...); 0 has no meaning and bools are refused.
+_N_JOBS = [Integer(None, -1, closed="right"), Integer(1, None, closed="left"), None]
 
 
 class _RankerSearchMixin:
@@ -66,12 +112,23 @@ class _RankerSearchMixin:
         self : RankerSearchCV
             The fitted search.
         """
+        if not get_config()["skip_parameter_validation"]:
+            # before the splits: a bad n_jobs or cv is named as scikit-learn does
+            validate_parameter_constraints(
+                self._parameter_constraints,
+                self.get_params(deep=False),
+                caller_name=type(self).__name__,
+            )
         layout = check_layout(X, qid)
         splits = query_splits(self.cv, X, y, layout)
-        # GridSearchCV reads the splits from self.cv; give it the checked
-        # grouped splits for the duration of the search.
-        cv = self.cv
-        self.cv = splits
+        # GridSearchCV reads the splits from self.cv and the workers from
+        # self.n_jobs; give it the checked grouped splits, and at most one
+        # worker per fit, for the duration of the search.
+        cv, n_jobs = self.cv, self.n_jobs
+        capped = n_jobs
+        if check_n_jobs(n_jobs, len(splits)) != n_jobs:  # more workers than folds
+            capped = check_n_jobs(n_jobs, len(splits) * self._n_candidates())
+        self.cv, self.n_jobs = splits, capped
         try:
             params = dict(params, qid=layout.qid)
             if (
@@ -87,11 +144,15 @@ class _RankerSearchMixin:
                 del params["qid"]
             super().fit(X, y, **params)
         finally:
-            self.cv = cv
+            self.cv, self.n_jobs = cv, n_jobs
         return self
 
+    @available_if(_refitted_has("predict"))
     def predict(self, X, *, qid=None):
         """Scores of the best estimator (given ``qid`` if its predict takes it).
+
+        Only available if ``refit`` is set (as in scikit-learn's searches:
+        with ``refit=False`` it raises an ``AttributeError``).
 
         Parameters
         ----------
@@ -124,7 +185,14 @@ class _RankerSearchMixin:
         Returns
         -------
         score : float
+
+        Raises
+        ------
+        AttributeError
+            If the search was made with ``refit=False`` (scikit-learn's
+            message): there is no best estimator to score.
         """
+        _check_refit(self, "score")
         check_is_fitted(self, "best_estimator_")
         scorer = self.scorer_
         if isinstance(scorer, dict):  # multi-metric: scikit-learn keeps a dict
@@ -162,15 +230,21 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
         pick the best parameters).
 
     n_jobs : int, default=None
-        Number of fits run in parallel through joblib.
+        Number of fits run in parallel through joblib (-1 means all
+        processors). A count above the number of fits (candidates times
+        folds) runs one worker per fit; 0 and bools are refused.
 
     refit : bool, str or callable, default=True
-        Refit the best parameters on all data, as in ``GridSearchCV``.
+        Refit the best parameters on all data, as in ``GridSearchCV``. With
+        ``refit=False``, ``predict`` and ``score`` raise scikit-learn's
+        ``AttributeError``.
 
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of ``GroupKFold`` folds over queries; a
-        splitter is called with ``groups=qid``. Splits that put one query
-        on both sides raise ``ValueError``.
+        splitter is called with ``groups=qid``; an iterable yields
+        ``(train, test)`` pairs of row indices or of boolean masks. Splits
+        that put one query on both sides, have an empty side or indices out
+        of range, or a ``cv`` that gives no split, raise ``ValueError``.
 
     verbose : int, default=0
         Verbosity, as in ``GridSearchCV``.
@@ -223,6 +297,7 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     _parameter_constraints = refuse_bool_integers({
         **GridSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
+        "n_jobs": _N_JOBS,
     })
 
     def __init__(
@@ -252,6 +327,10 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
             return_train_score=return_train_score,
         )
 
+    def _n_candidates(self):
+        """The number of parameter settings the search tries."""
+        return len(ParameterGrid(self.param_grid))
+
 
 
 class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
@@ -278,13 +357,15 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     scoring : str, callable, list, tuple or dict, default="ndcg@10"
         As in :class:`RankerSearchCV`.
     n_jobs : int, default=None
-        Number of fits run in parallel through joblib.
+        Number of fits run in parallel through joblib, as in
+        :class:`RankerSearchCV`.
     refit : bool, str or callable, default=True
         Refit the best parameters on all data, as in ``RandomizedSearchCV``.
+        With ``refit=False``, ``predict`` and ``score`` raise scikit-learn's
+        ``AttributeError``.
     cv : int, cross-validation generator or iterable, default=5
-        An int is the number of ``GroupKFold`` folds over queries; a
-        splitter is called with ``groups=qid``. Splits that put one query
-        on both sides raise ``ValueError``.
+        As in :class:`RankerSearchCV`: whole queries per fold, custom
+        splits checked.
     verbose : int, default=0
         Verbosity, as in ``RandomizedSearchCV``.
     pre_dispatch : int or str, default="2*n_jobs"
@@ -330,6 +411,7 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     _parameter_constraints = refuse_bool_integers({
         **RandomizedSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
+        "n_jobs": _N_JOBS,
     })
 
     def __init__(
@@ -362,3 +444,9 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
             error_score=error_score,
             return_train_score=return_train_score,
         )
+
+    def _n_candidates(self):
+        """The number of parameter settings the search draws (at most n_iter)."""
+        return len(ParameterSampler(
+            self.param_distributions, self.n_iter, random_state=self.random_state
+        ))

@@ -13,7 +13,13 @@ from sklearn.utils.parallel import Parallel, delayed
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import safe_indexing
-from ._common import check_layout, check_ranking_scoring, fit_params_for, query_splits
+from ._common import (
+    check_layout,
+    check_n_jobs,
+    check_ranking_scoring,
+    fit_params_for,
+    query_splits,
+)
 
 __all__ = ["cross_validate_ranker"]
 
@@ -147,8 +153,10 @@ def cross_validate_ranker(
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of :class:`~sklearn.model_selection.GroupKFold`
         folds over queries. A splitter is called with ``groups=qid``; an
-        iterable yields ``(train, test)`` indices. Any split that puts one
-        query on both sides raises ``ValueError``.
+        iterable yields ``(train, test)`` pairs of row indices (integers in
+        ``[0, n_samples)``) or of boolean masks over the rows. A split that
+        puts one query on both sides, has an empty side or indices out of
+        range, or a ``cv`` that gives no split, raises ``ValueError``.
 
     scoring : str, callable, list, tuple or dict, default="ndcg@10"
         Ranking scorer names (``"ndcg@10"``, ``"map"``, ``"precision@5"``;
@@ -159,7 +167,9 @@ def cross_validate_ranker(
 
     n_jobs : int, default=None
         Number of folds run in parallel through joblib (None means 1 unless
-        in a :func:`joblib.parallel_backend` context, e.g. ``"dask"``).
+        in a :func:`joblib.parallel_backend` context, e.g. ``"dask"``; -1
+        means all processors). A count above the number of folds runs one
+        worker per fold, with the same results; 0 and bools are refused.
 
     verbose : int, default=0
         Print one line per fold when > 0; also passed to joblib.
@@ -245,6 +255,7 @@ def cross_validate_ranker(
     if "qid" in params:
         raise ValueError("Pass qid as the qid argument, not inside params.")
 
+    n_jobs = check_n_jobs(n_jobs, len(splits))
     parallel = Parallel(n_jobs=n_jobs, verbose=verbose, pre_dispatch=pre_dispatch)
     results = parallel(
         delayed(_fit_and_score_ranker)(
