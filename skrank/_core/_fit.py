@@ -193,6 +193,7 @@ class Objective:
                 QueryLayout.from_sizes(sizes[lo:hi]),
                 {k: v[take] for k, v in state.per_row.items()},
                 {k: v[lo:hi] for k, v in per_query.items()},
+                prepared_by=state.prepared_by,
             ))
 
 

@@ -125,6 +125,7 @@ class BoltzRankLoss(ListwiseLoss):
 
     name = "boltzrank"
     sampling = True
+    _state_parameters = ("n_samples", "objective", "gain", "target_temperature")
 
     _parameter_constraints = {
         "n_samples": [Integer(2, MAX_LENGTH, closed="both")],
@@ -193,6 +194,7 @@ class BoltzRankLoss(ListwiseLoss):
         probabilities : ndarray of shape (n_queries, n_samples)
             The Boltzmann probability of each query's samples (rows sum to 1).
         """
+        self._check_state(state)
         s_sorted = state.layout.to_sorted(np.asarray(scores, dtype=np.float64))
         logits = sample_logits(state.per_row["ranks"], state.per_query["scale"], s_sorted,
                                state.layout)
@@ -234,21 +236,12 @@ class BoltzRankLoss(ListwiseLoss):
         return sample_objective(state.per_row["ranks"], state.per_query["scale"], s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
-    def logit_form(self, state):
+    def _logit_form(self, state):
         """The loss as a function of the samples' logits :math:`-E(R|S)`.
 
         See :meth:`ListwiseLoss.logit_form`: the logits of query ``q`` are
         ``scale[q] * ranks_q^T s_q`` (the part of the energy common to every
         sample dropped).
-
-        Parameters
-        ----------
-        state : LossState
-            From :meth:`prepare`.
-
-        Returns
-        -------
-        form : LogitForm
         """
         return LogitForm(state.per_row["ranks"], state.per_query["scale"],
                          self._logit_objective(state), state.per_query.get(QUERY_WEIGHT))

@@ -215,6 +215,16 @@ class LogRankLoss(ListwiseLoss):
         self.sampling = not self.exact
 
     # ------------------------------------------------------------------
+    def _state_signature(self):
+        """What the prepared state depends on: the pairs, and the walk's settings."""
+        common = (("relevance_threshold", self.relevance_threshold),
+                  ("normalize_pairs", self.normalize_pairs),
+                  ("sampler", "exact" if self.exact else "walk"))
+        if self.exact:
+            return common
+        return common + tuple((name, getattr(self, name)) for name in (
+            "gain", "k", "n_samples", "walk_length", "restart", "restart_skew"))
+
     def _prepare(self, y_sorted, layout, random_state):
         good = y_sorted >= self.relevance_threshold
         n_pos = layout.sum(good.astype(np.intp))
@@ -243,24 +253,14 @@ class LogRankLoss(ListwiseLoss):
         return sample_objective(state.per_row["coef"], state.per_query["scale"], s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
-    def logit_form(self, state):
+    def _logit_form(self, state):
         """The sampled objectives as functions of their logits; None for the exact sums.
 
         See :meth:`ListwiseLoss.logit_form`. The logits of query ``q`` are
         :math:`w \\cdot \\phi(x_q, y)` of its sampled rankings :math:`y`,
         ``scale[q] * coef_q^T s_q`` (``scale`` is 0 for a query without a
-        (good, bad) pair).
-
-        Parameters
-        ----------
-        state : LossState
-            From :meth:`prepare`.
-
-        Returns
-        -------
-        form : LogitForm or None
-            None when the sums over rankings are the closed forms (the
-            ``"exact"`` sampler).
+        (good, bad) pair). None when the sums over rankings are the closed
+        forms (the ``"exact"`` sampler).
         """
         if self.exact:
             return None

@@ -1,0 +1,102 @@
+"""Extreme and mismatched inputs found by fuzzing: a clear error or a finite, right result.
+
+One section per problem of the campaign (A to H). Every test drives the
+reported input on the same small data (8 queries of 5 documents, 3
+features) and checks the error's type and message (naming the parameter
+and the value received), or that the result is finite and the one the
+input means.
+"""
+
+import numpy as np
+import pytest
+
+from skrank import make_ranking
+from skrank._query import QueryLayout
+from skrank.losses import BoltzRankLoss, ListNetLoss, LogRankLoss, LossState, SoftRankLoss
+
+#: Settings of a fit of three epochs without a held-out split.
+F = dict(max_iter=3, early_stopping=False, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=8, n_docs=5, n_features=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def scores(data):
+    return np.random.default_rng(0).normal(size=len(data[1]))
+
+
+# A. A loss checks the state it is given -------------------------------------
+STATE_MESSAGE = r"^state must be the LossState returned by this loss's prepare \({}\.prepare"
+
+
+@pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(),
+                                  BoltzRankLoss(n_samples=5)], ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize("state, got", [(None, "got None"), ({}, "got {} of type dict")])
+def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, scores):
+    name = type(loss).__name__
+    for call in (lambda: loss.value_and_grad(scores, state),
+                 lambda: loss.mean_value_and_grad(scores, state),
+                 lambda: loss.logit_form(state)):
+        with pytest.raises(TypeError, match=STATE_MESSAGE.format(name) + r".*" + got):
+            call()
+
+
+@pytest.mark.parametrize("loss", [SoftRankLoss(), LogRankLoss(), BoltzRankLoss(n_samples=5),
+                                  LogRankLoss("mle", sampler="exact")],
+                         ids=lambda v: type(v).__name__)
+def test_A_the_state_of_another_loss_class_is_a_type_error(loss, data, scores):
+    X, y, qid = data
+    state = ListNetLoss().prepare(y, qid)
+    message = STATE_MESSAGE.format(type(loss).__name__) + r".*got a LossState prepared by ListNetLoss\.$"
+    with pytest.raises(TypeError, match=message):
+        loss.value_and_grad(scores, state)
+    with pytest.raises(TypeError, match=message):
+        loss.value_and_grad(scores[:10], state, queries=[0, 1])
+    with pytest.raises(TypeError, match=message):
+        loss.logit_form(state)
+
+
+def test_A_a_loss_state_built_by_hand_is_a_type_error(data, scores):
+    X, y, qid = data
+    state = LossState(QueryLayout(qid), per_row={"target": np.zeros(len(y))})
+    with pytest.raises(TypeError, match=r"got a LossState that no loss's prepare returned"):
+        ListNetLoss().value_and_grad(scores, state)
+
+
+@pytest.mark.parametrize("prepared, used, differ", [
+    (BoltzRankLoss(n_samples=5, objective="likelihood"), BoltzRankLoss(n_samples=5),
+     "objective='likelihood' where this loss has 'expected_gain'"),
+    (BoltzRankLoss(n_samples=5), BoltzRankLoss(n_samples=6), "n_samples=5 where this loss has 6"),
+    (LogRankLoss("mle", sampler="exact"), LogRankLoss("mle", sampler="walk"),
+     "sampler='exact' where this loss has 'walk'"),
+    (LogRankLoss(n_samples=5), LogRankLoss(n_samples=5, gain="map"),
+     "gain='ndcg' where this loss has 'map'"),
+])
+def test_A_the_state_of_another_configuration_is_a_value_error(prepared, used, differ, data,
+                                                              scores):
+    X, y, qid = data
+    state = prepared.prepare(y, qid, random_state=0)
+    with pytest.raises(ValueError, match=rf"^state must be .*prepared by a \w+ with {differ}, "
+                                         r"which this loss cannot use"):
+        used.value_and_grad(scores, state)
+
+
+def test_A_boltzrank_probabilities_check_the_state(data, scores):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=STATE_MESSAGE.format("BoltzRankLoss")):
+        BoltzRankLoss(n_samples=5).probabilities(scores, ListNetLoss().prepare(y, qid))
+
+
+def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data, scores):
+    X, y, qid = data
+    # store_ranks and the objective do not change what the walk prepares
+    state = LogRankLoss("l3", n_samples=5).prepare(y, qid, random_state=0)
+    loss = LogRankLoss("convex", n_samples=5, store_ranks=False)
+    full = loss.value_and_grad(scores, state)
+    assert np.isfinite(full[0])
+    positions, taken = state.take([0, 3])
+    assert taken.prepared_by == state.prepared_by
+    loss.mean_value_and_grad(scores[:len(positions)], taken)
