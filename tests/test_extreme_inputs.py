@@ -12,7 +12,14 @@ import pytest
 
 from skrank import make_ranking
 from skrank._query import QueryLayout
-from skrank.losses import BoltzRankLoss, ListNetLoss, LogRankLoss, LossState, SoftRankLoss
+from skrank.losses import (
+    BoltzRankLoss,
+    ListNetLoss,
+    LogRankLoss,
+    LossState,
+    SoftRankLoss,
+    query_uniforms,
+)
 
 #: Settings of a fit of three epochs without a held-out split.
 F = dict(max_iter=3, early_stopping=False, random_state=0)
@@ -100,3 +107,20 @@ def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data
     positions, taken = state.take([0, 3])
     assert taken.prepared_by == state.prepared_by
     loss.mean_value_and_grad(scores[:len(positions)], taken)
+
+
+# B. query_uniforms refuses a number of draws no array can hold ---------------
+@pytest.mark.parametrize("n_draws", [2**60, 2**63, 2**64 - 1, 10**30])
+@pytest.mark.parametrize("per_query, n, what", [(False, 40, "rows"), (True, 8, "queries")])
+def test_B_too_many_draws_is_a_value_error_naming_n_draws(data, n_draws, per_query, n, what):
+    X, y, qid = data
+    largest = (2**63 - 1) // (8 * n)
+    with pytest.raises(ValueError, match=rf"^n_draws must be at most {largest}: {n} {what} "
+                                         rf"times n_draws .* got n_draws={n_draws}\.$"):
+        query_uniforms(QueryLayout(qid), 0, n_draws, per_query=per_query)
+
+
+def test_B_a_few_draws_still_work(data):
+    X, y, qid = data
+    assert query_uniforms(QueryLayout(qid), 0, 3).shape == (40, 3)
+    assert query_uniforms(qid, 0, 2, per_query=True).shape == (8, 2)

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._query import QueryLayout, as_layout
+from ..utils._sklearn_compat import MAX_LENGTH
 from ..utils._validation import check_numeric
 
 
@@ -433,6 +434,15 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
     """
     if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
+    n_rows = layout.n_queries if per_query else layout.n_samples
+    # the (n_rows, n_draws) array of 64-bit draws must fit in one numpy array
+    largest = MAX_LENGTH // (8 * max(n_rows, 1))
+    if n_draws > largest:
+        raise ValueError(
+            f"n_draws must be at most {largest}: {n_rows} {'queries' if per_query else 'rows'} "
+            f"times n_draws 64-bit draws must fit in one array of at most {MAX_LENGTH} "
+            f"bytes; got n_draws={n_draws!r}."
+        )
     with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))
