@@ -7,10 +7,13 @@ and the value received), or that the result is finite and the one the
 input means.
 """
 
+import warnings
+
 import numpy as np
 import pytest
+from numpy.testing import assert_allclose, assert_array_equal
 
-from skrank import make_ranking
+from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
 from skrank._query import QueryLayout
 from skrank.losses import (
     BoltzRankLoss,
@@ -20,6 +23,8 @@ from skrank.losses import (
     SoftRankLoss,
     query_uniforms,
 )
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 #: Settings of a fit of three epochs without a held-out split.
 F = dict(max_iter=3, early_stopping=False, random_state=0)
@@ -124,3 +129,46 @@ def test_B_a_few_draws_still_work(data):
     X, y, qid = data
     assert query_uniforms(QueryLayout(qid), 0, 3).shape == (40, 3)
     assert query_uniforms(qid, 0, 2, per_query=True).shape == (8, 2)
+
+
+# H. Constant query weights of any size give the unweighted fit ---------------
+@pytest.mark.parametrize("cls, params", [
+    (ListNetRanker, {}),
+    (SoftRankRanker, {}),
+    (BoltzRankRanker, dict(n_samples=5, n_init=1)),
+    (ListNetRanker, dict(solver="lbfgs")),
+], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("weight", [1e308, 1.7976931348623157e308, 1e-300, 5e-324, 3.0])
+def test_H_constant_query_weights_give_the_unweighted_model(cls, params, weight, data):
+    X, y, qid = data
+    plain = cls(**F, **params).fit(X, y, qid=qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
+        weighted = cls(**F, **params).fit(X, y, qid=qid, sample_weight=np.full(40, weight))
+    assert_array_equal(weighted.predict(X), plain.predict(X))
+    assert weighted.loss_curve_ == plain.loss_curve_
+
+
+def test_H_only_the_ratios_of_huge_query_weights_matter(data):
+    X, y, qid = data
+    w = np.repeat([1.0, 2.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0], 5)
+    small = ListNetRanker(**F).fit(X, y, qid=qid, sample_weight=w)
+    huge = ListNetRanker(**F).fit(X, y, qid=qid, sample_weight=w * 5e307)
+    assert_allclose(huge.predict(X), small.predict(X), rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_H_logrank_weights_scale_its_penalty_like_C(data):
+    """LogRank adds ||w||^2 / C to the weighted *sum* of the losses: weights c act as C * c."""
+    X, y, qid = data
+    params = dict(max_iter=50, n_samples=5, random_state=0)
+    weighted = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3))
+    assert_allclose(weighted.coef_, LogRankRanker(C=1e3, **params).fit(X, y, qid=qid).coef_,
+                    rtol=1e-10)
+    # weights summing beyond the largest float: no penalty, a finite model
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        huge = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e308))
+    assert np.isfinite(huge.coef_).all()
+    assert_allclose(huge.coef_, LogRankRanker(C=1e300, **params).fit(X, y, qid=qid).coef_,
+                    rtol=1e-10)

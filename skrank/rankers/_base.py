@@ -134,8 +134,12 @@ class BaseRanker(BaseEstimator):
             Query weights, as in LightGBM and XGBoost: the weight of each
             row's query, the same for all rows of a query. The training
             objective becomes the weighted mean of the query losses (integer
-            weights act as repeated queries). The early-stopping metric on
-            validation queries is unweighted. None weighs queries equally.
+            weights act as repeated queries), so only the ratios of the
+            weights matter: constant weights, of any size, give the
+            unweighted fit (``LogRankRanker``, whose penalty is added to the
+            weighted *sum*, is the exception: see its ``C``). The
+            early-stopping metric on validation queries is unweighted. None
+            weighs queries equally.
 
         Returns
         -------
@@ -194,7 +198,7 @@ class BaseRanker(BaseEstimator):
                     "sample_weight is zero for every training query (the others are "
                     "held out for early stopping): nothing would be learnt."
                 )
-            state.per_query[QUERY_WEIGHT] = train_weights / train_weights.mean()
+            state.per_query[QUERY_WEIGHT] = _unit_mean(train_weights)
         if solver.needs_train_metric:
             # raises if the metric cannot score y; a training set without signal
             # has already been warned about by _check_labels
@@ -211,7 +215,7 @@ class BaseRanker(BaseEstimator):
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
         # with query weights, the effective number of queries (integer weights
         # act as repeated queries)
-        n_effective = train_layout.n_queries if weights is None else float(weights[train].sum())
+        n_effective = train_layout.n_queries if weights is None else _total(weights[train])
         alpha = self._penalty_strength(settings, n_effective)
         objective = make_objective(network, loss, state, y_train, X, rows, alpha)
         stopping = StoppingRule(
@@ -393,6 +397,24 @@ class BaseRanker(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
+
+
+def _unit_mean(weights):
+    """Query weights divided by their mean, exactly 1 where they are all equal.
+
+    Divided by their largest value first, so that no sum overflows (weights
+    of 1e308) or loses its precision (weights of 1e-320): a weighted mean of
+    the query losses does not depend on the scale of the weights, and
+    constant weights of any size give the unweighted fit exactly.
+    """
+    weights = weights / weights.max()
+    return weights / weights.mean()
+
+
+def _total(weights):
+    """The sum of non-negative weights, ``inf`` beyond the largest float (no warning)."""
+    top = float(weights.max())
+    return top * float((weights / top).sum())
 
 
 def _validation_scorer(scoring):

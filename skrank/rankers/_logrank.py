@@ -80,7 +80,11 @@ class LogRankRanker(NeuralRanker):
         Inverse strength of the penalty: the fit minimises the sum of the
         queries' losses plus :math:`\|w\|^2 / C` (the paper's form; as
         scikit-learn's ``C``, a larger value regularises less, and the same
-        ``C`` regularises less on more queries).
+        ``C`` regularises less on more queries). With ``sample_weight`` the
+        sum is weighted, so multiplying every weight by a constant acts as
+        multiplying ``C`` by it (as integer weights act as repeated
+        queries); weights summing beyond the largest float leave no penalty,
+        and tiny weights make it overwhelming.
     hidden_layer_sizes : tuple of int, default=()
         ``()`` is the paper's linear model :math:`f(x) = \langle w, x
         \rangle` (fitted ``coef_``); ``(h,)`` scores with a one-hidden-layer
