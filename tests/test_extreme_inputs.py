@@ -172,3 +172,92 @@ def test_H_logrank_weights_scale_its_penalty_like_C(data):
     assert np.isfinite(huge.coef_).all()
     assert_allclose(huge.coef_, LogRankRanker(C=1e300, **params).fit(X, y, qid=qid).coef_,
                     rtol=1e-10)
+
+
+# C. A diverged fit names the likely cause among the ranker's own settings ---
+DIVERGED = r"^{}: the [\w ']+(\([^)]*\))? overflowed to inf or NaN: the optimisation diverged\. "
+
+
+def _diverged(cls, message):
+    return pytest.raises(ValueError, match=DIVERGED.format(cls.__name__) + message)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("C, weight, counted", [
+    (1e-300, None, r"on 8 training queries gives it the strength 2 / \(C \* n\) = 2\.5e\+299"),
+    (1.0, 1e-300, r"with sample_weight summing to 8e-300 over the training queries gives it "
+                  r"the strength 2 / \(C \* total query weight\) = 2\.5e\+299"),
+])
+def test_C_logrank_blames_C_and_the_scale_of_sample_weight(C, weight, counted, data):
+    X, y, qid = data
+    sample_weight = None if weight is None else np.full(40, weight)
+    rescale = "" if weight is None else r", or rescale sample_weight \(.*\)"
+    with _diverged(LogRankRanker, r"Likely cause: the penalty \|\|w\|\|\^2 / C: "
+                                  rf"C={C!r} {counted}, an extreme strength .*: raise "
+                                  rf"C{rescale}\.$") as info:
+        LogRankRanker(max_iter=3, C=C).fit(X, y, qid=qid, sample_weight=sample_weight)
+    # LogRank has neither a learning rate nor a choice of solver
+    assert "learning_rate_init" not in str(info.value)
+    assert "solver=" not in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("cls, params", [
+    (LogRankRanker, dict(max_iter=3)),
+    (ListNetRanker, dict(solver="lbfgs", **F)),
+    (ListNetRanker, F),
+    (BoltzRankRanker, dict(n_samples=5, n_init=1, hidden_layer_sizes=(), **F)),
+], ids=["LogRank", "ListNet-lbfgs", "ListNet-adam", "BoltzRank-adam"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_C_huge_features_are_blamed_on_the_scale_of_X(cls, params, sparse, data):
+    import scipy.sparse as sp
+
+    X, y, qid = data
+    X = X * 1e160
+    top = f"{np.abs(X).max():.3g}".replace("+", r"\+")
+    with _diverged(cls, rf"Likely cause: the scale of X \(its largest absolute value is "
+                        rf"{top}\): scale the features, e\.g\. with StandardScaler or skrank's "
+                        r"QueryNormalizer\.$") as info:
+        cls(**params).fit(sp.csr_matrix(X) if sparse else X, y, qid=qid)
+    assert "learning_rate_init" not in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("solver", ["lbfgs", "sgd", "adam"])
+def test_C_an_extreme_alpha_is_blamed_on_the_penalty(solver, data):
+    X, y, qid = data
+    with _diverged(ListNetRanker, r"Likely cause: the penalty \(alpha=1e\+300\): an extreme "
+                                  r"strength .*: lower alpha\.$") as info:
+        ListNetRanker(solver=solver, alpha=1e300, **F).fit(X, y, qid=qid)
+    assert "learning_rate_init" not in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_C_a_huge_step_is_blamed_on_the_learning_rate_of_sgd(data):
+    X, y, qid = data
+    with _diverged(ListNetRanker, r"Likely cause: the step size \(learning_rate_init=1e\+200 "
+                                  r"with solver='sgd'\): lower learning_rate_init\.$"):
+        ListNetRanker(solver="sgd", learning_rate_init=1e200, **F).fit(X, y, qid=qid)
+
+
+# D. Adam does not silently stand still when the squared gradient overflows --
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("scale, alpha, cause", [
+    (1.0, 1e300, r"the penalty \(alpha=1e\+300\)"),
+    (1e160, 1e-4, r"the scale of X"),
+])
+def test_D_adam_with_an_overflowing_squared_gradient_is_a_divergence(scale, alpha, cause, data):
+    X, y, qid = data
+    with _diverged(ListNetRanker, rf"Likely cause: {cause}") as info:
+        ListNetRanker(alpha=alpha, **F).fit(X * scale, y, qid=qid)
+    assert str(info.value).startswith(
+        "ListNetRanker: the squared gradient (Adam's second-moment estimate) overflowed")
+
+
+def test_D_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(data):
+    X, y, qid = data
+    start = ListNetRanker(**{**F, "max_iter": 1}, learning_rate_init=1e-300).fit(X, y, qid=qid)
+    fitted = ListNetRanker(alpha=1e100, **F).fit(X, y, qid=qid)
+    assert np.isfinite(fitted.coef_).all()
+    # the penalty's gradient dominates: every step pulls the weights towards 0
+    assert (np.abs(fitted.coef_) < np.abs(start.coef_)).all()

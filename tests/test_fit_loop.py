@@ -619,8 +619,10 @@ def test_divergence_raises_a_clear_error(ranker_class, data):
     ranker = _fast(ranker_class, solver="sgd", learning_rate_init=1e8, momentum=1.0,
                    hidden_layer_sizes=(5, 5), activation="relu", max_iter=50,
                    n_iter_no_change=50)  # patience must not stop it first
-    with pytest.raises(ValueError, match="overflowed to inf or NaN: the optimisation diverged. "
-                                         "Lower learning_rate_init"):
+    with pytest.raises(ValueError, match=r"overflowed to inf or NaN: the optimisation diverged\. "
+                                         r"Likely cause: the step size \(learning_rate_init="
+                                         r"100000000\.0 with solver='sgd'\): lower "
+                                         r"learning_rate_init\.$"):
         ranker.fit(X, y, qid=qid)
 
 

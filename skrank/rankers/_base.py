@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -28,7 +29,7 @@ from .._core._networks import (
     make_network,
     restore_network,
 )
-from .._core._solvers import SOLVERS
+from .._core._solvers import SOLVERS, DivergenceError, check_finite
 from .._query import (
     QueryLayout,
     check_qid,
@@ -228,14 +229,21 @@ class BaseRanker(BaseEstimator):
         )
         if solver.full_batch:
             objective.gather()  # see Objective.gather
-        runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=settings.n_jobs)
-
-        best = best_run(objective, runs)
-        averaged = settings.restarts == "average" and len(runs) > 1
-        if averaged:
-            network, params = average_runs(objective, runs)
-        else:
-            params = best.params
+        try:
+            runs = fit_runs(objective, solver, stopping, starts, run_seeds,
+                            n_jobs=settings.n_jobs)
+            best = best_run(objective, runs)
+            averaged = settings.restarts == "average" and len(runs) > 1
+            if averaged:
+                network, params = average_runs(objective, runs)
+                check_finite(params, "averaged weights")
+            else:
+                params = best.params
+        except DivergenceError as exc:
+            raise DivergenceError(
+                f"{type(self).__name__}: {exc} "
+                f"{self._divergence_advice(X, alpha, weights, solver)}"
+            ) from None
         for name in FITTED_ATTRIBUTES:
             self.__dict__.pop(name, None)
         for name, value in network.export(params).items():
@@ -262,6 +270,47 @@ class BaseRanker(BaseEstimator):
                 ConvergenceWarning,
             )
         return self
+
+    def _divergence_advice(self, X, alpha, weights, solver):
+        """What to tell of a diverged fit: the likely causes among its settings.
+
+        A setting is blamed when it is extreme (:data:`EXTREME`): the
+        penalty (:meth:`_penalty_advice`), the scale of ``X``, a step size of
+        at least 1 for the solvers that take one. Without an extreme setting
+        the possible causes are listed: the step size (stochastic solvers
+        only; L-BFGS has none), then the scale of ``X``.
+        """
+        likely, possible = [], []
+        penalty, extreme = self._penalty_advice(alpha, weights)
+        if penalty is not None:
+            (likely if extreme else possible).append(penalty)
+        top = _largest_abs(X)
+        scale = (f"the scale of X (its largest absolute value is {top:.3g}): scale the "
+                 "features, e.g. with StandardScaler or skrank's QueryNormalizer")
+        (likely if top >= EXTREME else possible).append(scale)
+        if "learning_rate_init" in solver.parameters:
+            rate = solver.learning_rate_init
+            step = (f"the step size (learning_rate_init={rate!r} with "
+                    f"solver={getattr(self, 'solver', None)!r}): lower learning_rate_init")
+            (likely if rate >= 1 else possible).insert(0, step)
+        if likely:
+            return f"Likely cause{'s' if len(likely) > 1 else ''}: {'; '.join(likely)}."
+        return f"Possible causes: {'; '.join(possible)}."
+
+    def _penalty_advice(self, alpha, weights):
+        """``(advice, extreme)`` on the L2 penalty of strength ``alpha`` of a diverged fit.
+
+        None when the penalty is neither extreme nor too weak to bound the
+        weights (below 1 / :data:`EXTREME`).
+        """
+        if alpha >= EXTREME:
+            return (f"the penalty (alpha={alpha!r}): an extreme strength (the weights it "
+                    "allows are about 0, and its gradient throws the solver's steps out of "
+                    "range): lower alpha"), True
+        if alpha < 1.0 / EXTREME:
+            return (f"the penalty (alpha={alpha!r}) is too weak to keep the weights bounded "
+                    "when the training queries can be ranked perfectly: raise alpha"), False
+        return None, False
 
     def _is_fitted(self):
         return hasattr(self, "coef_") or hasattr(self, "coefs_")
@@ -397,6 +446,16 @@ class BaseRanker(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
+
+
+#: A penalty strength or a largest |X| from which a diverged fit blames it.
+EXTREME = 1e8
+
+
+def _largest_abs(X):
+    """The largest absolute value of a dense or sparse ``X`` (0 when it stores none)."""
+    values = X.data if sp.issparse(X) else X
+    return float(np.abs(values).max()) if values.size else 0.0
 
 
 def _unit_mean(weights):
