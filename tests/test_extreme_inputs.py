@@ -261,3 +261,134 @@ def test_D_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(dat
     assert np.isfinite(fitted.coef_).all()
     # the penalty's gradient dominates: every step pulls the weights towards 0
     assert (np.abs(fitted.coef_) < np.abs(start.coef_)).all()
+
+
+# E. Every loss stays finite (or +inf with a finite gradient) for any finite scores
+LARGEST = np.finfo(np.float64).max
+EXTREME_LOSSES = [
+    ListNetLoss(), SoftRankLoss(), SoftRankLoss(rank_distribution="normal"),
+    SoftRankLoss(sinkhorn_iterations=2),
+    *[LogRankLoss(objective, gain=gain, n_samples=10, normalize_pairs=normalize)
+      for objective in ("mle", "expgain", "l3", "convex") for gain in ("auc", "ndcg")
+      for normalize in (True, False)],
+    LogRankLoss("mle", sampler="walk", n_samples=10), LogRankLoss("l3", sampler="walk", gain="auc"),
+    *[BoltzRankLoss(n_samples=10, objective="expected_gain", gain_weight=w) for w in (0, 0.9, 1)],
+    BoltzRankLoss(n_samples=10, objective="likelihood"),
+]
+
+
+def _loss_id(loss):
+    params = {name: getattr(loss, name) for name in (
+        "objective", "gain", "sampler", "normalize_pairs", "gain_weight", "rank_distribution",
+        "sinkhorn_iterations") if hasattr(loss, name)}
+    return f"{type(loss).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+def _extreme_scores(y, s, m):
+    return {
+        "pair": np.r_[m, -m, s[2:]],  # the campaign's input
+        "against": np.where(y >= 1, -m, m),  # relevant documents at the bottom
+        "along": np.where(y >= 1, m, -m),
+        "alternate": np.where(np.arange(len(y)) % 2, m, -m),
+        "spread": s / np.abs(s).max() * m,
+    }
+
+
+@pytest.mark.parametrize("loss", EXTREME_LOSSES, ids=_loss_id)
+def test_E_no_loss_is_nan_for_any_finite_scores(loss, data, scores):
+    X, y, qid = data
+    state = loss.prepare(y, qid, random_state=0)
+    for m in (1e100, 1e200, 1e300, 1e307, 1.7e308, LARGEST):
+        for name, s in _extreme_scores(y, scores, m).items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)  # overflow is handled, not hit
+                value, grad = loss.value_and_grad(s, state)
+            assert np.isfinite(value) or value == np.inf, (name, m, value)
+            assert np.isfinite(grad).all(), (name, m)
+
+
+@pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(n_samples=10),
+                                  BoltzRankLoss(n_samples=10),
+                                  BoltzRankLoss(n_samples=10, objective="likelihood")],
+                         ids=_loss_id)
+@pytest.mark.parametrize("m", [1e100, 1e200, 1e300, 1e307])
+def test_E_the_campaign_scores_give_a_finite_loss_up_to_1e307(loss, m, data, scores):
+    X, y, qid = data
+    value, grad = loss.value_and_grad(np.r_[m, -m, scores[2:]], loss.prepare(y, qid,
+                                                                            random_state=0))
+    assert np.isfinite(value) and np.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("loss", [LogRankLoss("mle", n_samples=10),
+                                  LogRankLoss("mle", sampler="exact"),
+                                  BoltzRankLoss(n_samples=10, objective="likelihood")],
+                         ids=_loss_id)
+def test_E_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, data):
+    """The ideal ranking is among the most probable by a gap beyond the float range."""
+    X, y, qid = data
+    state = loss.prepare(y, qid, random_state=0)
+    informative = [q for q in range(8) if len(set(y[qid == np.unique(qid)[q]])) > 1]
+    # one query at a time, so that the document order within a level (at random
+    # in the samples) is the only tie
+    for q in informative:
+        rows = qid == np.unique(qid)[q]
+        _, taken = state.take([q])
+        # (a power of two: the samples' energies are exact, and tie exactly)
+        s = np.where(y[rows] >= 1, 2.0**1023, -(2.0**1023))
+        value, grad = loss.value_and_grad(s, state, queries=[q])
+        # -log of the ideal ranking's probability, at most 1 / (samples tied at the top)
+        assert np.isfinite(value) and value <= np.log(11)
+        assert np.isfinite(grad).all()
+
+
+def test_E_the_mean_over_queries_does_not_overflow_where_each_loss_is_finite(data):
+    X, y, qid = data
+    loss = LogRankLoss("mle", sampler="exact")
+    state = loss.prepare(y, qid)
+    s = np.where(y >= 1, -1e307, 1e307)  # every pair out of order by 2e307
+    per_query = [loss.value_and_grad(s[qid == q], state, queries=[i])[0]
+                 for i, q in enumerate(np.unique(qid))]
+    assert np.isfinite(per_query).all() and sum(per_query) == np.inf
+    value, _ = loss.value_and_grad(s, state)
+    assert_allclose(value, np.sum(np.divide(per_query, 8)), rtol=1e-15)
+
+
+def test_E_listnet_takes_the_loss_from_halved_gaps_where_the_sum_overflows(data):
+    X, y, qid = data
+    loss = ListNetLoss()
+    state = loss.prepare(y, qid)
+    s = np.full(40, LARGEST)  # every score the largest float: the target's sum overflows
+    value, grad = loss.value_and_grad(s, state)
+    assert np.isfinite(value) and value >= 0
+    # the gradient is exact: uniform top-one probabilities minus the target
+    assert_allclose(grad, (0.2 - state.layout.to_rows(state.per_row["target"])) / 8, atol=1e-17)
+
+
+@pytest.mark.parametrize("labels, temperature", [(1.0, 1e-308), (1e300, 1e-10), (1e307, 1.0)])
+def test_E_boltzrank_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
+        labels, temperature, data, scores):
+    from skrank.metrics import make_ranking_scorer
+
+    X, y, qid = data
+    loss = BoltzRankLoss(n_samples=10, target_temperature=temperature,
+                         gain=make_ranking_scorer("ndcg", k=10, gain="linear"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        state = loss.prepare(y * labels, qid, random_state=0)
+    target = state.per_query["target"]
+    assert np.isfinite(target).all()
+    assert_allclose(target.sum(axis=1), 1.0, rtol=1e-12)
+    value, grad = loss.value_and_grad(scores, state)
+    assert np.isfinite(value) and np.isfinite(grad).all()
+
+
+def test_E_the_rescued_logits_are_the_usual_ones_shifted(data, scores):
+    from skrank.losses._sampled import _shifted_logits
+
+    X, y, qid = data
+    state = BoltzRankLoss(n_samples=10).prepare(y, qid, random_state=0)
+    block = state.per_row["ranks"][:5].astype(np.float64)
+    s = scores[:5] * 1e3
+    usual = -0.25 * (s @ block)  # scale -4 / (m - 1)^2 for m = 5
+    assert_allclose(_shifted_logits(s, block, -0.25), usual - usual.max(), rtol=1e-12,
+                    atol=1e-12)

@@ -308,11 +308,16 @@ def query_mean(per_query, grad, weight=None, expand=None):
         ``grad`` times ``weight / n_queries``, the same array.
     """
     if weight is not None:  # query weights of mean 1 over the fit's queries
-        per_query = per_query * weight
+        # a query of weight 0 adds 0, also where its loss is +inf
+        per_query = np.where(weight > 0, per_query, 0.0) * weight
         grad *= expand(weight)
     n = len(per_query)
     grad /= n
-    return float(per_query.sum() / n), grad
+    with np.errstate(over="ignore"):  # a loss beyond the largest float is inf
+        value = float(per_query.sum() / n)
+        if value == np.inf and np.isfinite(per_query).all():  # the sum overflowed, not the mean
+            value = float((per_query / n).sum())
+    return value, grad
 
 
 def _describe(value):
@@ -355,7 +360,8 @@ def segment_log_softmax(s_sorted, layout):
         ``exp(s_j - lse)`` in sorted order.
     """
     top = layout.max(s_sorted)
-    prob = np.exp(s_sorted - layout.expand(top))
+    with np.errstate(over="ignore"):  # gaps beyond the largest float: probability 0
+        prob = np.exp(s_sorted - layout.expand(top))
     total = layout.sum(prob)
     prob /= layout.expand(total)
     return top + np.log(total), prob

@@ -15,7 +15,13 @@ from ..utils._sklearn_compat import (
     validate_parameter_constraints,
 )
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_bits, query_uniforms
-from ._sampled import LogitForm, coefficient_dtype, log_softmax_rows, sample_objective
+from ._sampled import (
+    LogitForm,
+    coefficient_dtype,
+    log_softmax_rows,
+    logsumexp_rows,
+    sample_objective,
+)
 
 OBJECTIVES = ("mle", "expgain", "l3", "convex")
 GAINS = ("auc", "map", "ndcg")
@@ -27,6 +33,8 @@ IDEAL_RESTART = 0.9
 #: Cells of the ``chains x width`` arrays of one block of random walks (some
 #: 120 bytes of temporaries each: 8 MB, whatever the data's size).
 _WALK_CELLS = 2**16
+#: The largest float, at which the exact forms saturate score differences beyond it.
+_LARGEST = np.finfo(np.float64).max
 
 
 class LogRankLoss(ListwiseLoss):
@@ -155,6 +163,19 @@ class LogRankLoss(ListwiseLoss):
     L-BFGS inconsistent objectives). Draws come from
     :func:`skrank.losses.query_uniforms`: they depend only on the seed, the
     query id and the order of its rows.
+
+    *Extreme scores.* The objectives depend on a query's logits only through
+    their softmax (a constant per query cancels). Where the logits of a
+    sampled query overflow (sums of products of coefficients and scores
+    beyond about :math:`10^{308}`; scores of :math:`10^{307}` are computed as
+    usual with ``normalize_pairs``), they are recomputed from the scores
+    divided by a power of two and shifted by their maximum, exactly; a
+    ranking whose gap to the most probable one exceeds the largest float has
+    probability 0. The closed forms saturate a pair's difference at the
+    largest float. The gradient stays finite for any finite scores; the
+    loss is finite, or ``+inf`` when it exceeds the largest float (e.g. the
+    ideal ranking at probability 0), never NaN. The mean over queries is
+    taken without overflowing where each query's loss is finite.
 
     References
     ----------
@@ -286,8 +307,13 @@ class LogRankLoss(ListwiseLoss):
             gains = per_query["gains"][queries]
             with np.errstate(divide="ignore"):
                 log_gain = np.log(gains)
-            log_q, q = log_softmax_rows(np.where(gains > 0, masked + log_gain, -np.inf))
-            value = log_q[:, 0] - log_prob[:, 0]
+            weighted = np.where(gains > 0, masked + log_gain, -np.inf)
+            log_q, q = log_softmax_rows(weighted)
+            with np.errstate(invalid="ignore"):  # -inf - -inf: recomputed below
+                value = log_q[:, 0] - log_prob[:, 0]
+            lost = np.isnan(value)
+            if lost.any():  # sample 0's probabilities both 0 (logits beyond the float range)
+                value[lost] = (logsumexp_rows(masked[lost]) - logsumexp_rows(weighted[lost]))
             dlogits = prob - q
         else:
             # MLE and ConvexLoss: minus the log-probability of the ideal
@@ -315,7 +341,10 @@ class LogRankLoss(ListwiseLoss):
         if len(g) == 0:
             return np.zeros(n_queries), np.zeros(layout.n_samples)
         scale = state.per_query["scale"][pair_query]
-        d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
+        with np.errstate(over="ignore"):
+            d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
+        if not np.isfinite(d2).all():  # differences beyond the largest float: saturate
+            np.clip(d2, -_LARGEST, _LARGEST, out=d2)
         n_pairs = np.bincount(pair_query, minlength=n_queries).astype(np.float64)
         objective = self.objective
         if objective in ("mle", "l3", "convex"):
