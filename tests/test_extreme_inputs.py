@@ -392,3 +392,41 @@ def test_E_the_rescued_logits_are_the_usual_ones_shifted(data, scores):
     usual = -0.25 * (s @ block)  # scale -4 / (m - 1)^2 for m = 5
     assert_allclose(_shifted_logits(s, block, -0.25), usual - usual.max(), rtol=1e-12,
                     atol=1e-12)
+
+
+# F. The validation set's errors name X_val, y_val, qid_val ------------------
+def _with_nan(values, index):
+    values = np.array(values, dtype=np.float64)
+    values[index] = np.nan
+    return values
+
+
+@pytest.mark.parametrize("X_val, y_val, qid_val, message", [
+    (None, "short", None, r"^y_val must have one label per row of X_val \(40\); got 39\.$"),
+    (None, "nan", None, r"^Input y_val contains NaN\.$"),
+    (None, "inf", None, r"^Input y_val contains infinity"),
+    (None, "2d", None, r"^y_val must be a 1-D array of labels; got shape \(40, 2\)\.$"),
+    ("nan", None, None, r"^Input X_val contains NaN"),
+    ("empty", "empty", "empty", r"^X_val: Found array with 0 sample\(s\) \(shape=\(0, 3\)\)"),
+    ("narrow", None, None, r"^X_val has 2 features, but ListNetRanker is expecting 3 features "
+                           r"as input \(those of X\)\.$"),
+    ("1d", None, None, r"^X_val: Expected 2D array, got 1D array instead"),
+    (None, None, "short", r"^qid_val must have one entry per row: expected 40 entries, got 39"),
+], ids=["y_val-short", "y_val-nan", "y_val-inf", "y_val-2d", "X_val-nan", "empty", "X_val-narrow",
+        "X_val-1d", "qid_val-short"])
+def test_F_validation_set_errors_name_the_validation_set(X_val, y_val, qid_val, message, data):
+    X, y, qid = data
+    X_val = {None: X, "nan": _with_nan(X, (0, 0)), "empty": X[:0], "narrow": X[:, :2],
+             "1d": X[:, 0]}[X_val]
+    y_val = {None: y, "short": y[:-1], "nan": _with_nan(y, 0), "empty": y[:0],
+             "inf": np.where(y > 0, np.inf, 0.0), "2d": np.c_[y, y]}[y_val]
+    qid_val = {None: qid, "short": qid[:-1], "empty": qid[:0]}[qid_val]
+    with pytest.raises(ValueError, match=message):
+        ListNetRanker(max_iter=2).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+
+
+def test_F_a_good_validation_set_still_fits(data):
+    X, y, qid = data
+    ranker = ListNetRanker(max_iter=2, random_state=0)
+    ranker.fit(X, y, qid=qid, X_val=X, y_val=list(y.astype(object)), qid_val=qid)
+    assert len(ranker.validation_scores_) == 2

@@ -418,7 +418,8 @@ def test_explicit_validation_set(ranker_class, data, other_queries, captured):
          r"X_val/y_val are used for early stopping only; got them with early_stopping=False."),
         ({}, ["X_val", "y_val", "short qid_val"],
          "qid_val must have one entry per row: expected 100 entries, got 99."),
-        ({}, ["narrow X_val", "y_val"], "X has 1 features, but .* is expecting 5 features"),
+        ({}, ["narrow X_val", "y_val"],
+         r"^X_val has 1 features, but .* is expecting 5 features as input \(those of X\)\.$"),
     ],
 )
 def test_bad_validation_set_raises(ranker_class, data, other_queries, params, given, match):

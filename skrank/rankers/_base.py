@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._fit import StoppingRule, average_runs, best_run, fit_runs
@@ -362,10 +363,28 @@ class BaseRanker(BaseEstimator):
                 "early_stopping=False."
             )
         check_numeric(y_val, "y_val")
-        X_val, y_val = validate_data(
-            self, X_val, y_val, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True,
-            reset=False,
-        )
+        # scikit-learn's checks, with messages that name the validation set
+        given = X_val
+        X_val = _named("X_val", check_array, X_val, accept_sparse="csr", dtype=FLOAT_DTYPES,
+                       input_name="X_val", estimator=self)
+        if X_val.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X_val has {X_val.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input (those of X)."
+            )
+        # the feature names of X_val as given (a DataFrame's) against those of X
+        _named("X_val", validate_data, self, given, reset=False, skip_check_array=True)
+        shape = np.shape(y_val)
+        if len(shape) != 1 and shape[1:] != (1,):
+            raise ValueError(f"y_val must be a 1-D array of labels; got shape {shape}.")
+        y_val = column_or_1d(y_val, warn=True)  # (a column: a DataConversionWarning)
+        y_val = _named("y_val", check_array, y_val, ensure_2d=False, dtype="numeric",
+                       input_name="y_val", estimator=self)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(
+                f"y_val must have one label per row of X_val ({X_val.shape[0]}); got "
+                f"{y_val.shape[0]}."
+            )
         layout = QueryLayout(default_qid(qid_val, X_val.shape[0], name="qid_val"))
         return X_val, y_val, layout
 
@@ -474,6 +493,16 @@ def _total(weights):
     """The sum of non-negative weights, ``inf`` beyond the largest float (no warning)."""
     top = float(weights.max())
     return top * float((weights / top).sum())
+
+
+def _named(name, check, *args, **kwargs):
+    """``check(*args, **kwargs)``, its ValueError prefixed with ``name`` when it does not say it."""
+    try:
+        return check(*args, **kwargs)
+    except ValueError as exc:
+        if name in str(exc):
+            raise
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _validation_scorer(scoring):
