@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
 from skrank._query import QueryLayout
@@ -430,3 +431,47 @@ def test_F_a_good_validation_set_still_fits(data):
     ranker = ListNetRanker(max_iter=2, random_state=0)
     ranker.fit(X, y, qid=qid, X_val=X, y_val=list(y.astype(object)), qid_val=qid)
     assert len(ranker.validation_scores_) == 2
+
+
+# G. Sinkhorn: a bounded count, and memory that does not grow as N^2 x iterations
+@pytest.mark.parametrize("value", [10_001, 10**23])
+def test_G_a_huge_sinkhorn_count_is_refused_with_its_bound(value, data):
+    X, y, qid = data
+    message = (r"^The 'sinkhorn_iterations' parameter of {} must be an int \(not a bool\) in "
+               rf"the range \[0, 10000\]\. Got {value} instead\.$")
+    with pytest.raises(InvalidParameterError, match=message.format("SoftRankRanker")):
+        SoftRankRanker(sinkhorn_iterations=value, max_iter=3).fit(X, y, qid=qid)
+    with pytest.raises(InvalidParameterError, match=message.format("SoftRankLoss")):
+        SoftRankLoss(sinkhorn_iterations=value)
+
+
+def test_G_sinkhorn_keeps_vectors_not_matrices_for_the_gradient(rng):
+    import tracemalloc
+
+    s = rng.normal(size=100 * 20)
+    qid = np.repeat(np.arange(100), 20)
+    y = rng.integers(0, 3, size=s.size)
+    loss = SoftRankLoss(sinkhorn_iterations=1000)
+    state = loss.prepare(y, qid)
+    tracemalloc.start()
+    try:
+        value, grad = loss.value_and_grad(s, state)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isfinite(value) and np.isfinite(grad).all()
+    # the iterates would be 2 x 1000 x 100 x 20 x 20 floats (640 MB); their sums are
+    # 2 x 1000 x 100 x 20 (32 MB)
+    assert peak < 80e6
+
+
+def test_G_the_gradient_through_many_sinkhorn_iterations_is_exact(rng):
+    s = rng.normal(size=6)
+    y = np.array([0, 1, 2, 0, 1, 3])
+    loss = SoftRankLoss(0.5, sinkhorn_iterations=500)
+    state = loss.prepare(y, np.zeros(6, dtype=int))
+    _, grad = loss.value_and_grad(s, state)
+    step = 1e-6
+    numeric = [(loss.value_and_grad(s + step * e, state)[0]
+                - loss.value_and_grad(s - step * e, state)[0]) / (2 * step) for e in np.eye(6)]
+    assert_allclose(grad, numeric, rtol=1e-6, atol=1e-10)
