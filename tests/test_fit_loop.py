@@ -418,7 +418,8 @@ def test_explicit_validation_set(ranker_class, data, other_queries, captured):
          r"X_val/y_val are used for early stopping only; got them with early_stopping=False."),
         ({}, ["X_val", "y_val", "short qid_val"],
          "qid_val must have one entry per row: expected 100 entries, got 99."),
-        ({}, ["narrow X_val", "y_val"], "X has 1 features, but .* is expecting 5 features"),
+        ({}, ["narrow X_val", "y_val"],
+         r"^X_val has 1 features, but .* is expecting 5 features as input \(those of X\)\.$"),
     ],
 )
 def test_bad_validation_set_raises(ranker_class, data, other_queries, params, given, match):
@@ -619,8 +620,10 @@ def test_divergence_raises_a_clear_error(ranker_class, data):
     ranker = _fast(ranker_class, solver="sgd", learning_rate_init=1e8, momentum=1.0,
                    hidden_layer_sizes=(5, 5), activation="relu", max_iter=50,
                    n_iter_no_change=50)  # patience must not stop it first
-    with pytest.raises(ValueError, match="overflowed to inf or NaN: the optimisation diverged. "
-                                         "Lower learning_rate_init"):
+    with pytest.raises(ValueError, match=r"overflowed to inf or NaN: the optimisation diverged\. "
+                                         r"Likely cause: the step size \(learning_rate_init="
+                                         r"100000000\.0 with solver='sgd'\): lower "
+                                         r"learning_rate_init\.$"):
         ranker.fit(X, y, qid=qid)
 
 

@@ -32,6 +32,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._query import QueryLayout
 from ..losses import LossState
+from ._solvers import check_finite
 
 #: Rows of whole queries scored at once by :meth:`Objective.train_scores` for
 #: a network that scores a query's rows jointly (gathered from ``X``).
@@ -100,14 +101,15 @@ class Objective:
         else:
             X, state = batch.X, batch.state
         scores, cache = self.network.forward(params, X, state.layout)
-        _check_scores(scores)
+        check_finite(scores, "scores")
         # the network runs in X's dtype; the loss on float64 scores (one per row)
         value, dscores = self.loss.mean_value_and_grad(scores.astype(np.float64, copy=False),
                                                        state)
         grad = self.network.backward(params, cache, dscores)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
         grad += penalty_grad
-        _check_scores(value + penalty)
+        check_finite(value + penalty, "objective")
+        check_finite(grad, "gradient")
         return value + penalty, grad
 
     def train_scores(self, params):
@@ -146,7 +148,7 @@ class Objective:
     def value(self, params):
         """The objective on all training queries (without its gradient)."""
         scores = self.train_scores(params)
-        _check_scores(scores)
+        check_finite(scores, "scores")
         value, _ = self.loss.mean_value_and_grad(scores, self.state)
         return value + self.network.penalty(params, self.alpha)[0]
 
@@ -193,17 +195,8 @@ class Objective:
                 QueryLayout.from_sizes(sizes[lo:hi]),
                 {k: v[take] for k, v in state.per_row.items()},
                 {k: v[lo:hi] for k, v in per_query.items()},
+                prepared_by=state.prepared_by,
             ))
-
-
-def _check_scores(scores):
-    """Raise if scores (or the objective) overflowed: the optimisation diverged."""
-    if not np.isfinite(scores).all():
-        raise ValueError(
-            "The scores or the objective overflowed to inf or NaN: the optimisation "
-            "diverged. Lower "
-            "learning_rate_init, scale the features, or try another solver."
-        )
 
 
 @dataclass
@@ -274,6 +267,7 @@ class Monitor:
         if rule.validation is not None:
             X, y, layout = rule.validation
             scores = self.objective.network.forward(params, X, layout)[0]
+            check_finite(scores, "scores of the validation queries")
             score = self._metric(scores, y, layout)
             self.validation_scores.append(score)
             line += f", validation {rule.scorer.name} = {score:.4f}"
@@ -309,6 +303,7 @@ def run(objective, solver, stopping, params, seed, label="Run 0"):
         objective, params.copy(), monitor, np.random.RandomState(seed)
     )
     kept = final if monitor.best_params is None else monitor.best_params
+    check_finite(kept, "weights")
     return RunResult(
         params=np.array(kept),
         n_iter=monitor.n_updates,

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._fit import Objective, _check_scores
+from ._fit import Objective
 from ._networks import LinearNetwork
+from ._solvers import check_finite
 
 #: Fold when the folded products cost at most this many times the unfolded
 #: ones (a private switch: 0 never folds, ``np.inf`` always does).
@@ -202,7 +203,7 @@ class FoldedObjective:
         n_queries = self.n_queries if queries is None else len(queries)
         scale = self.scale if queries is None else self.scale[queries]
         raw = phi @ params.astype(phi.dtype, copy=False)
-        _check_scores(raw)
+        check_finite(raw, "scores")
         if len(live) == n_queries:  # every query live: no scatter
             live_scale = scale[:, None]
             logits = raw.reshape(n_queries, self.k) * live_scale
@@ -212,7 +213,7 @@ class FoldedObjective:
             logits[live] = raw.reshape(len(live), self.k) * live_scale
         value, dlogits = self.form.mean_value_and_grad(logits, queries)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
-        _check_scores(value + penalty)
+        check_finite(value + penalty, "objective")
         if not with_grad:
             return value + penalty, None
         if len(live) != n_queries:
@@ -221,6 +222,7 @@ class FoldedObjective:
         grad = phi.T @ dlogits.ravel().astype(phi.dtype, copy=False)
         grad = grad.astype(np.float64)
         grad += penalty_grad
+        check_finite(grad, "gradient")
         return value + penalty, grad
 
     def value_and_grad(self, params, batch=None):

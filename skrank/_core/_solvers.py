@@ -13,10 +13,33 @@ when asked for with ``needs_train_metric``), and runs::
 (or L-BFGS itself) stopped the run. Each solver class lists the names of its
 settings in ``parameters``, so a front end builds any of them the same way.
 :data:`SOLVERS` maps names to classes.
+
+A run that overflows raises :class:`DivergenceError` (what overflowed, and
+where); the stochastic solvers check the parameters after every step, and
+Adam its second-moment estimate (a squared gradient beyond the largest float
+would otherwise make every step 0, and the run would silently keep its
+initial weights).
 """
 
 import numpy as np
 from scipy.optimize import minimize
+
+
+class DivergenceError(ValueError):
+    """The optimisation diverged: a value of the fit overflowed to inf or NaN.
+
+    Raised by the fit loop and the solvers with what overflowed; a ranker's
+    front end re-raises it with the likely causes among its own settings.
+    """
+
+
+def check_finite(values, what):
+    """Raise :class:`DivergenceError` unless every value is finite.
+
+    ``what`` names the values in the message (e.g. ``"scores"``).
+    """
+    if not np.isfinite(values).all():
+        raise DivergenceError(f"the {what} overflowed to inf or NaN: the optimisation diverged.")
 
 
 class _StochasticSolver:
@@ -55,6 +78,7 @@ class _StochasticSolver:
             for batch in problem.batches(self.batch_size, random_state):
                 value, grad = problem.value_and_grad(params, batch)
                 self._step(memory, params, grad, learning_rate)
+                check_finite(params, "weights")
                 total += value * batch.n_queries
             if monitor.update(params, total / n_queries):
                 return params, True
@@ -86,6 +110,9 @@ class Adam(_StochasticSolver):
         np.multiply(grad, grad, out=buf)
         buf *= 1.0 - self.beta_2
         v += buf
+        # a squared gradient beyond the largest float makes v inf and the step
+        # m / sqrt(v) silently 0
+        check_finite(v, "squared gradient (Adam's second-moment estimate)")
         step = (
             learning_rate
             * np.sqrt(1.0 - self.beta_2**t)

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._query import QueryLayout, as_layout
+from ..utils._sklearn_compat import MAX_LENGTH
 from ..utils._validation import check_numeric
 
 
@@ -46,12 +47,18 @@ class LossState:
         What a loss derives from the state on first use and keeps for later
         calls on the same state (e.g. the (good, bad) pairs of every query);
         not carried over by :meth:`take`.
+    prepared_by : tuple or None
+        ``(loss class, parameters)`` of the loss whose :meth:`ListwiseLoss.prepare`
+        built the state (the parameters its arrays depend on, as ``(name,
+        value)`` pairs); carried over by :meth:`take`. A loss refuses a state
+        that it could not have prepared itself.
     """
 
     layout: QueryLayout
     per_row: dict = field(default_factory=dict)
     per_query: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+    prepared_by: tuple = field(default=None, repr=False, compare=False)
 
     def take(self, queries):
         """The state restricted to some queries, and the selected positions.
@@ -76,6 +83,7 @@ class LossState:
             layout,
             {k: v[positions] for k, v in self.per_row.items()},
             {k: v[queries] for k, v in self.per_query.items()},
+            prepared_by=self.prepared_by,
         )
 
 
@@ -91,6 +99,13 @@ class ListwiseLoss:
     Every loss is averaged over queries, so the objective of a fit does not
     grow with the number of queries and mini-batch gradients are unbiased
     estimates of the full gradient.
+
+    Every public method that takes a state checks that it is a
+    :class:`LossState` prepared by a loss of the same class and of the same
+    ``_state_parameters`` (``None``, another object, the state of another
+    loss or of another configuration are refused with a ``TypeError`` or a
+    ``ValueError`` naming ``state``, rather than failing inside with a
+    ``KeyError``); a subclass with a logit form implements ``_logit_form``.
     """
 
     #: Name under which the loss is registered in :data:`skrank.losses.LOSSES`.
@@ -100,6 +115,9 @@ class ListwiseLoss:
     #: query apart), so such a loss is invariant to interleaving the queries'
     #: rows, not to reordering the rows of a query.
     sampling = False
+    #: Names of the parameters the prepared state depends on (a state
+    #: prepared with other values of them is refused).
+    _state_parameters = ()
 
     def prepare(self, y, layout, *, random_state=None):
         """Set the loss up for one fit.
@@ -132,7 +150,9 @@ class ListwiseLoss:
         if not isinstance(layout, QueryLayout):  # query ids, one per label
             layout = as_layout(layout, y.shape[0] if y.ndim == 1 else None)
         y = _check_finite_vector("y", y, layout.n_samples)
-        return self._prepare(layout.to_sorted(y), layout, random_state)
+        state = self._prepare(layout.to_sorted(y), layout, random_state)
+        state.prepared_by = (type(self), self._state_signature())
+        return state
 
     def value_and_grad(self, scores, state, queries=None):
         """Loss averaged over queries and its gradient with respect to the scores.
@@ -156,6 +176,7 @@ class ListwiseLoss:
         grad : ndarray of shape (n_rows,)
             Gradient of ``loss`` with respect to ``scores``, same order.
         """
+        self._check_state(state)
         if queries is not None:
             _, state = state.take(queries)
         layout = state.layout
@@ -184,6 +205,7 @@ class ListwiseLoss:
         grad : ndarray of shape (n_rows,)
             Its gradient, in sorted order.
         """
+        self._check_state(state)
         per_query, grad = self._value_and_grad(s_sorted, state)
         return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
                           state.layout.expand)
@@ -213,7 +235,44 @@ class ListwiseLoss:
             queries as :meth:`mean_value_and_grad` averages it, and its
             gradient with respect to the logits.
         """
+        self._check_state(state)
+        return self._logit_form(state)
+
+    def _logit_form(self, state):
         return None
+
+    def _state_signature(self):
+        """The values of :attr:`_state_parameters`, as ``(name, value)`` pairs."""
+        return tuple((name, getattr(self, name)) for name in self._state_parameters)
+
+    def _check_state(self, state):
+        """Raise unless ``state`` is what this loss's :meth:`prepare` could have returned.
+
+        A ``TypeError`` for anything but a :class:`LossState`, or the state
+        of another loss class (or one no ``prepare`` built); a
+        ``ValueError`` for the state of a loss of this class prepared with
+        other values of the parameters it depends on.
+        """
+        owner = type(self).__name__
+        expected = (f"state must be the LossState returned by this loss's prepare "
+                    f"({owner}.prepare(y, qid))")
+        if not isinstance(state, LossState):
+            raise TypeError(f"{expected}; got {_describe(state)}.")
+        if state.prepared_by is None:
+            raise TypeError(f"{expected}; got a LossState that no loss's prepare returned.")
+        cls, signature = state.prepared_by
+        if cls is not type(self):
+            raise TypeError(f"{expected}; got a LossState prepared by {cls.__name__}.")
+        ours = self._state_signature()
+        if signature != ours:
+            differ = ", ".join(
+                f"{name}={theirs!r} where this loss has {mine!r}"
+                for (name, theirs), (_, mine) in zip(signature, ours) if theirs != mine
+            )
+            raise ValueError(
+                f"{expected}; got a LossState prepared by a {cls.__name__} with {differ}, "
+                "which this loss cannot use. Prepare the state with this loss."
+            )
 
     def _prepare(self, y_sorted, layout, random_state):
         raise NotImplementedError
@@ -249,11 +308,26 @@ def query_mean(per_query, grad, weight=None, expand=None):
         ``grad`` times ``weight / n_queries``, the same array.
     """
     if weight is not None:  # query weights of mean 1 over the fit's queries
-        per_query = per_query * weight
+        # a query of weight 0 adds 0, also where its loss is +inf
+        per_query = np.where(weight > 0, per_query, 0.0) * weight
         grad *= expand(weight)
     n = len(per_query)
     grad /= n
-    return float(per_query.sum() / n), grad
+    with np.errstate(over="ignore"):  # a loss beyond the largest float is inf
+        value = float(per_query.sum() / n)
+        if value == np.inf and np.isfinite(per_query).all():  # the sum overflowed, not the mean
+            value = float((per_query / n).sum())
+    return value, grad
+
+
+def _describe(value):
+    """A short description of an unexpected argument, for a message."""
+    if value is None:
+        return "None"
+    text = repr(value)
+    if len(text) > 60:
+        return f"an object of type {type(value).__name__}"
+    return f"{text} of type {type(value).__name__}"
 
 
 def _check_finite_vector(name, values, n):
@@ -286,7 +360,8 @@ def segment_log_softmax(s_sorted, layout):
         ``exp(s_j - lse)`` in sorted order.
     """
     top = layout.max(s_sorted)
-    prob = np.exp(s_sorted - layout.expand(top))
+    with np.errstate(over="ignore"):  # gaps beyond the largest float: probability 0
+        prob = np.exp(s_sorted - layout.expand(top))
     total = layout.sum(prob)
     prob /= layout.expand(total)
     return top + np.log(total), prob
@@ -365,6 +440,15 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
     """
     if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
+    n_rows = layout.n_queries if per_query else layout.n_samples
+    # the (n_rows, n_draws) array of 64-bit draws must fit in one numpy array
+    largest = MAX_LENGTH // (8 * max(n_rows, 1))
+    if n_draws > largest:
+        raise ValueError(
+            f"n_draws must be at most {largest}: {n_rows} {'queries' if per_query else 'rows'} "
+            f"times n_draws 64-bit draws must fit in one array of at most {MAX_LENGTH} "
+            f"bytes; got n_draws={n_draws!r}."
+        )
     with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))

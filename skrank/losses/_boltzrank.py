@@ -97,6 +97,19 @@ class BoltzRankLoss(ListwiseLoss):
     are all equal gives every sample the same gain and target: it
     contributes 0.
 
+    *Extreme scores.* The loss depends on a query's energies only through
+    their softmax, so a constant per query cancels. Where the energies of a
+    query overflow (sums of :math:`m` products of ranks and scores beyond
+    about :math:`10^{308}`; measured on queries of 5 documents, scores up to
+    :math:`10^{307}` are computed as usual), they are recomputed from the
+    scores divided by a power of two and shifted by their maximum, which is
+    exact: a sample's probability is then 0 where its gap to the most
+    probable one exceeds the largest float. The gradient stays finite for
+    any finite scores; the loss is finite, or ``+inf`` when a sample of
+    positive target weight has probability 0 (the cross entropy exceeds the
+    largest float), never NaN. Huge labels or a tiny ``target_temperature``
+    are handled the same way when the target is computed.
+
     **Rank samples** (§4.2). The first sample sorts the documents by label,
     ties broken at random. Each of the others perturbs the labels, then sorts
     by them, ties at random. With the distinct label levels
@@ -125,6 +138,7 @@ class BoltzRankLoss(ListwiseLoss):
 
     name = "boltzrank"
     sampling = True
+    _state_parameters = ("n_samples", "objective", "gain", "target_temperature")
 
     _parameter_constraints = {
         "n_samples": [Integer(2, MAX_LENGTH, closed="both")],
@@ -193,6 +207,7 @@ class BoltzRankLoss(ListwiseLoss):
         probabilities : ndarray of shape (n_queries, n_samples)
             The Boltzmann probability of each query's samples (rows sum to 1).
         """
+        self._check_state(state)
         s_sorted = state.layout.to_sorted(np.asarray(scores, dtype=np.float64))
         logits = sample_logits(state.per_row["ranks"], state.per_query["scale"], s_sorted,
                                state.layout)
@@ -225,7 +240,13 @@ class BoltzRankLoss(ListwiseLoss):
             part_ranks, order = _samples(y_part, part, k, seed, out=ranks[rows])
             if not likelihood:
                 label_logits = sample_logits(part_ranks, scale[lo:hi], y_part, part)
-                target[lo:hi] = log_softmax_rows(label_logits / self.target_temperature)[1]
+                with np.errstate(over="ignore"):
+                    tempered = label_logits / self.target_temperature
+                if not np.isfinite(tempered).all():  # huge labels or a tiny temperature
+                    label_logits -= label_logits.max(axis=1, keepdims=True)
+                    with np.errstate(over="ignore"):
+                        tempered = label_logits / self.target_temperature
+                target[lo:hi] = log_softmax_rows(tempered)[1]
                 gains[lo:hi] = sample_gains(y_part, order, part, self._scorer)
         per_query["target"] = target
         return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
@@ -234,21 +255,12 @@ class BoltzRankLoss(ListwiseLoss):
         return sample_objective(state.per_row["ranks"], state.per_query["scale"], s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
-    def logit_form(self, state):
+    def _logit_form(self, state):
         """The loss as a function of the samples' logits :math:`-E(R|S)`.
 
         See :meth:`ListwiseLoss.logit_form`: the logits of query ``q`` are
         ``scale[q] * ranks_q^T s_q`` (the part of the energy common to every
         sample dropped).
-
-        Parameters
-        ----------
-        state : LossState
-            From :meth:`prepare`.
-
-        Returns
-        -------
-        form : LogitForm
         """
         return LogitForm(state.per_row["ranks"], state.per_query["scale"],
                          self._logit_objective(state), state.per_query.get(QUERY_WEIGHT))
@@ -261,12 +273,16 @@ class BoltzRankLoss(ListwiseLoss):
         """Losses of the queries ``queries`` and their gradients w.r.t. their logits."""
         weight = 0.0 if self.objective == "likelihood" else self.gain_weight
         log_prob, prob = log_softmax_rows(logits)
-        value, dlogits = cross_entropy(log_prob, prob, per_query["target"][queries])
+        if weight < 1:
+            value, dlogits = cross_entropy(log_prob, prob, per_query["target"][queries])
         if weight > 0:
             gain, dgain = expected_gain(prob, per_query["gains"][queries])
-            value = (1.0 - weight) * value - weight * gain
-            dlogits *= 1.0 - weight
-            dlogits -= weight * dgain
+            if weight < 1:
+                value = (1.0 - weight) * value - weight * gain
+                dlogits *= 1.0 - weight
+                dlogits -= weight * dgain
+            else:  # (no cross entropy: 0 times an infinite one would be NaN)
+                value, dlogits = -gain, -dgain
         keep = per_query["informative"][queries]
         if not keep.all():
             value = np.where(keep, value, 0.0)

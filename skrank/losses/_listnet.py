@@ -1,5 +1,7 @@
 """ListNet's top-one cross-entropy loss (Cao et al., ICML 2007)."""
 
+import numpy as np
+
 from ._base import ListwiseLoss, LossState, segment_log_softmax
 
 
@@ -18,7 +20,12 @@ class ListNetLoss(ListwiseLoss):
 
     whose gradient is :math:`\partial L / \partial s_j = P_s(j) - P_y(j)`
     (eq. 3). Both softmaxes use a per-query log-sum-exp, so any finite
-    scores give a finite loss. A single-document query has loss 0; a query
+    scores give a finite gradient, and a finite loss unless the loss itself
+    exceeds the largest float (scores some 1e308 apart, against the target):
+    then it is ``+inf``. Where :math:`\log \sum_k e^{s_k} - \sum_j P_y(j)
+    s_j` overflows on the way, the loss is taken as :math:`2 \sum_j P_y(j)
+    (\mathrm{lse}/2 - s_j/2)`, whose halved gaps cannot overflow. A
+    single-document query has loss 0; a query
     whose labels are all equal has a uniform target and pulls its scores
     together (the paper sums over all queries, so such queries are kept).
     The loss is shift-invariant per query, so a scoring function needs no
@@ -41,6 +48,12 @@ class ListNetLoss(ListwiseLoss):
         target = state.per_row["target"]
         lse, prob = segment_log_softmax(s_sorted, layout)
         # -sum_j P_y(j) (s_j - lse) = lse - sum_j P_y(j) s_j, as sum_j P_y(j) = 1.
-        per_query = lse - layout.sum(target * s_sorted)
+        with np.errstate(over="ignore", invalid="ignore"):
+            per_query = lse - layout.sum(target * s_sorted)
+        if not np.isfinite(per_query).all():  # extreme scores: see Notes
+            # sum_j P_y(j) (lse - s_j), from the halves of the gaps (which cannot overflow)
+            half = layout.expand(lse / 2.0) - s_sorted / 2.0
+            with np.errstate(over="ignore"):
+                per_query = 2.0 * layout.sum(target * half)
         prob -= target
         return per_query, prob

@@ -15,7 +15,13 @@ from ..utils._sklearn_compat import (
     validate_parameter_constraints,
 )
 from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_bits, query_uniforms
-from ._sampled import LogitForm, coefficient_dtype, log_softmax_rows, sample_objective
+from ._sampled import (
+    LogitForm,
+    coefficient_dtype,
+    log_softmax_rows,
+    logsumexp_rows,
+    sample_objective,
+)
 
 OBJECTIVES = ("mle", "expgain", "l3", "convex")
 GAINS = ("auc", "map", "ndcg")
@@ -27,6 +33,8 @@ IDEAL_RESTART = 0.9
 #: Cells of the ``chains x width`` arrays of one block of random walks (some
 #: 120 bytes of temporaries each: 8 MB, whatever the data's size).
 _WALK_CELLS = 2**16
+#: The largest float, at which the exact forms saturate score differences beyond it.
+_LARGEST = np.finfo(np.float64).max
 
 
 class LogRankLoss(ListwiseLoss):
@@ -156,6 +164,19 @@ class LogRankLoss(ListwiseLoss):
     :func:`skrank.losses.query_uniforms`: they depend only on the seed, the
     query id and the order of its rows.
 
+    *Extreme scores.* The objectives depend on a query's logits only through
+    their softmax (a constant per query cancels). Where the logits of a
+    sampled query overflow (sums of products of coefficients and scores
+    beyond about :math:`10^{308}`; scores of :math:`10^{307}` are computed as
+    usual with ``normalize_pairs``), they are recomputed from the scores
+    divided by a power of two and shifted by their maximum, exactly; a
+    ranking whose gap to the most probable one exceeds the largest float has
+    probability 0. The closed forms saturate a pair's difference at the
+    largest float. The gradient stays finite for any finite scores; the
+    loss is finite, or ``+inf`` when it exceeds the largest float (e.g. the
+    ideal ranking at probability 0), never NaN. The mean over queries is
+    taken without overflowing where each query's loss is finite.
+
     References
     ----------
     .. [1] A. Dubey, J. Machchhar, C. Bhattacharyya and S. Chakrabarti,
@@ -215,6 +236,16 @@ class LogRankLoss(ListwiseLoss):
         self.sampling = not self.exact
 
     # ------------------------------------------------------------------
+    def _state_signature(self):
+        """What the prepared state depends on: the pairs, and the walk's settings."""
+        common = (("relevance_threshold", self.relevance_threshold),
+                  ("normalize_pairs", self.normalize_pairs),
+                  ("sampler", "exact" if self.exact else "walk"))
+        if self.exact:
+            return common
+        return common + tuple((name, getattr(self, name)) for name in (
+            "gain", "k", "n_samples", "walk_length", "restart", "restart_skew"))
+
     def _prepare(self, y_sorted, layout, random_state):
         good = y_sorted >= self.relevance_threshold
         n_pos = layout.sum(good.astype(np.intp))
@@ -243,24 +274,14 @@ class LogRankLoss(ListwiseLoss):
         return sample_objective(state.per_row["coef"], state.per_query["scale"], s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
-    def logit_form(self, state):
+    def _logit_form(self, state):
         """The sampled objectives as functions of their logits; None for the exact sums.
 
         See :meth:`ListwiseLoss.logit_form`. The logits of query ``q`` are
         :math:`w \\cdot \\phi(x_q, y)` of its sampled rankings :math:`y`,
         ``scale[q] * coef_q^T s_q`` (``scale`` is 0 for a query without a
-        (good, bad) pair).
-
-        Parameters
-        ----------
-        state : LossState
-            From :meth:`prepare`.
-
-        Returns
-        -------
-        form : LogitForm or None
-            None when the sums over rankings are the closed forms (the
-            ``"exact"`` sampler).
+        (good, bad) pair). None when the sums over rankings are the closed
+        forms (the ``"exact"`` sampler).
         """
         if self.exact:
             return None
@@ -286,8 +307,13 @@ class LogRankLoss(ListwiseLoss):
             gains = per_query["gains"][queries]
             with np.errstate(divide="ignore"):
                 log_gain = np.log(gains)
-            log_q, q = log_softmax_rows(np.where(gains > 0, masked + log_gain, -np.inf))
-            value = log_q[:, 0] - log_prob[:, 0]
+            weighted = np.where(gains > 0, masked + log_gain, -np.inf)
+            log_q, q = log_softmax_rows(weighted)
+            with np.errstate(invalid="ignore"):  # -inf - -inf: recomputed below
+                value = log_q[:, 0] - log_prob[:, 0]
+            lost = np.isnan(value)
+            if lost.any():  # sample 0's probabilities both 0 (logits beyond the float range)
+                value[lost] = (logsumexp_rows(masked[lost]) - logsumexp_rows(weighted[lost]))
             dlogits = prob - q
         else:
             # MLE and ConvexLoss: minus the log-probability of the ideal
@@ -315,7 +341,10 @@ class LogRankLoss(ListwiseLoss):
         if len(g) == 0:
             return np.zeros(n_queries), np.zeros(layout.n_samples)
         scale = state.per_query["scale"][pair_query]
-        d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
+        with np.errstate(over="ignore"):
+            d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
+        if not np.isfinite(d2).all():  # differences beyond the largest float: saturate
+            np.clip(d2, -_LARGEST, _LARGEST, out=d2)
         n_pairs = np.bincount(pair_query, minlength=n_queries).astype(np.float64)
         objective = self.objective
         if objective in ("mle", "l3", "convex"):

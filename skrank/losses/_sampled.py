@@ -25,6 +25,18 @@ respect to the scores is the transposed product, ``C_q (a_q \\, \\partial L /
 k)`` logits themselves (:meth:`ListwiseLoss.logit_form`), for a fit loop that
 computes the logits another way (a linear model folds ``C_q^T X_q`` once per
 fit: :mod:`skrank._core._folded`).
+
+*Extreme scores.* Every objective here depends on a query's logits only
+through their softmax, so shifting them by a constant per query changes
+nothing. Where a query's products ``c_i^T s`` overflow (scores beyond about
+``1e308 / m``, whose sums of ``m`` terms exceed the largest float), its
+logits are recomputed from the scores divided by a power of two (exact) and
+shifted by their maximum before they are scaled back: they are then 0 for
+the most probable sample and below it, ``-inf`` where the gap itself is
+beyond the float range (a probability of exactly 0). The losses then stay
+finite, or ``+inf`` where the true value exceeds the largest float, with a
+finite gradient: a sample of zero target weight and zero probability adds 0
+to the cross entropy (not ``0 * -inf``).
 """
 
 from dataclasses import dataclass
@@ -54,19 +66,36 @@ def coefficient_dtype(max_abs):
 
 
 def log_softmax_rows(logits):
-    """Row-wise log-softmax and softmax, stable for any finite logits.
+    """Row-wise log-softmax and softmax, stable for any logits below ``+inf``.
+
+    A row of ``-inf`` only (no sample has a probability within the float
+    range) gets probabilities 0 and log-probabilities ``-inf``.
 
     Returns
     -------
     log_prob, prob : ndarray of the shape of ``logits``
     """
     top = logits.max(axis=1, keepdims=True)
-    shifted = logits - top
+    empty = top == -np.inf
+    if empty.any():
+        top = np.where(empty, 0.0, top)
+    with np.errstate(over="ignore"):  # gaps beyond the largest float: probability 0
+        shifted = logits - top
     prob = np.exp(shifted)
     total = prob.sum(axis=1, keepdims=True)
+    if empty.any():
+        total[empty] = 1.0
     prob /= total
     shifted -= np.log(total)
     return shifted, prob
+
+
+def logsumexp_rows(logits):
+    """Row-wise ``log sum exp``, stable for any logits below ``+inf``."""
+    top = logits.max(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # a row of -inf only: its sum is -inf
+        total = np.exp(logits - top[:, None]).sum(axis=1)
+    return np.where(np.isfinite(top), top + np.log(np.where(total > 0, total, 1.0)), top)
 
 
 def expected_gain(prob, gains):
@@ -81,9 +110,16 @@ def expected_gain(prob, gains):
 def cross_entropy(log_prob, prob, target):
     """``-sum_i t_i log p_i`` per query and its gradient ``p_i - t_i`` w.r.t. the logits.
 
-    ``target`` rows sum to one (a distribution over the samples).
+    ``target`` rows sum to one (a distribution over the samples). A sample of
+    probability 0 (``log_prob`` ``-inf``: logits further apart than the
+    largest float) adds nothing when its target is 0, and makes the loss
+    ``+inf`` otherwise.
     """
-    return -np.einsum("qk,qk->q", target, log_prob), prob - target
+    value = -np.einsum("qk,qk->q", target, log_prob)
+    if not np.isfinite(value).all():
+        with np.errstate(invalid="ignore"):  # 0 * -inf, replaced by 0
+            value = -np.where(target > 0, target * log_prob, 0.0).sum(axis=1)
+    return value, prob - target
 
 
 @dataclass(frozen=True)
@@ -221,9 +257,15 @@ def _sweep(coef, scale, s_sorted, layout, objective, cache):
                 pieces = cache["coef64"] = _pieces(coef, offsets, lo, hi)
         else:
             pieces = _pieces(coef, offsets, lo, hi)
-        for q, (rows, block) in enumerate(pieces, lo):
-            np.dot(s_sorted[rows], block, out=logits[q])
-        logits[lo:hi] *= scale[lo:hi, None]
+        with np.errstate(over="ignore", invalid="ignore"):  # (rescued below)
+            for q, (rows, block) in enumerate(pieces, lo):
+                np.dot(s_sorted[rows], block, out=logits[q])
+            logits[lo:hi] *= scale[lo:hi, None]
+        overflowed = ~np.isfinite(logits[lo:hi]).all(axis=1)
+        if overflowed.any():  # extreme scores: see the module's notes
+            for q in np.flatnonzero(overflowed):
+                rows, block = pieces[q]
+                logits[lo + q] = _shifted_logits(s_sorted[rows], block, scale[lo + q])
         if objective is None:
             continue
         values, dlogits = objective(logits[lo:hi], slice(lo, hi))
@@ -232,3 +274,18 @@ def _sweep(coef, scale, s_sorted, layout, objective, cache):
         for (rows, block), d in zip(pieces, dlogits):
             np.dot(block, d, out=grad[rows])
     return logits, (None if objective is None else (per_query, grad))
+
+
+def _shifted_logits(s, block, scale):
+    """Logits ``scale * block^T s`` of one query, minus their maximum, when the products overflow.
+
+    ``s`` divided by a power of two (exact) lies in (-1, 1), so the products
+    are finite; the logits' gaps to their maximum, multiplied back, are 0
+    for the largest and ``-inf`` where they exceed the float range.
+    """
+    _, exponent = np.frexp(np.abs(s).max())
+    small = np.dot(np.ldexp(s, -exponent), block)
+    small *= scale
+    small -= small.max()
+    with np.errstate(over="ignore"):
+        return np.ldexp(small, exponent)

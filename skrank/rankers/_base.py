@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._fit import StoppingRule, average_runs, best_run, fit_runs
@@ -28,7 +30,7 @@ from .._core._networks import (
     make_network,
     restore_network,
 )
-from .._core._solvers import SOLVERS
+from .._core._solvers import SOLVERS, DivergenceError, check_finite
 from .._query import (
     QueryLayout,
     check_qid,
@@ -134,8 +136,12 @@ class BaseRanker(BaseEstimator):
             Query weights, as in LightGBM and XGBoost: the weight of each
             row's query, the same for all rows of a query. The training
             objective becomes the weighted mean of the query losses (integer
-            weights act as repeated queries). The early-stopping metric on
-            validation queries is unweighted. None weighs queries equally.
+            weights act as repeated queries), so only the ratios of the
+            weights matter: constant weights, of any size, give the
+            unweighted fit (``LogRankRanker``, whose penalty is added to the
+            weighted *sum*, is the exception: see its ``C``). The
+            early-stopping metric on validation queries is unweighted. None
+            weighs queries equally.
 
         Returns
         -------
@@ -194,7 +200,7 @@ class BaseRanker(BaseEstimator):
                     "sample_weight is zero for every training query (the others are "
                     "held out for early stopping): nothing would be learnt."
                 )
-            state.per_query[QUERY_WEIGHT] = train_weights / train_weights.mean()
+            state.per_query[QUERY_WEIGHT] = _unit_mean(train_weights)
         if solver.needs_train_metric:
             # raises if the metric cannot score y; a training set without signal
             # has already been warned about by _check_labels
@@ -211,7 +217,7 @@ class BaseRanker(BaseEstimator):
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
         # with query weights, the effective number of queries (integer weights
         # act as repeated queries)
-        n_effective = train_layout.n_queries if weights is None else float(weights[train].sum())
+        n_effective = train_layout.n_queries if weights is None else _total(weights[train])
         alpha = self._penalty_strength(settings, n_effective)
         objective = make_objective(network, loss, state, y_train, X, rows, alpha)
         stopping = StoppingRule(
@@ -224,14 +230,21 @@ class BaseRanker(BaseEstimator):
         )
         if solver.full_batch:
             objective.gather()  # see Objective.gather
-        runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=settings.n_jobs)
-
-        best = best_run(objective, runs)
-        averaged = settings.restarts == "average" and len(runs) > 1
-        if averaged:
-            network, params = average_runs(objective, runs)
-        else:
-            params = best.params
+        try:
+            runs = fit_runs(objective, solver, stopping, starts, run_seeds,
+                            n_jobs=settings.n_jobs)
+            best = best_run(objective, runs)
+            averaged = settings.restarts == "average" and len(runs) > 1
+            if averaged:
+                network, params = average_runs(objective, runs)
+                check_finite(params, "averaged weights")
+            else:
+                params = best.params
+        except DivergenceError as exc:
+            raise DivergenceError(
+                f"{type(self).__name__}: {exc} "
+                f"{self._divergence_advice(X, alpha, weights, solver)}"
+            ) from None
         for name in FITTED_ATTRIBUTES:
             self.__dict__.pop(name, None)
         for name, value in network.export(params).items():
@@ -258,6 +271,47 @@ class BaseRanker(BaseEstimator):
                 ConvergenceWarning,
             )
         return self
+
+    def _divergence_advice(self, X, alpha, weights, solver):
+        """What to tell of a diverged fit: the likely causes among its settings.
+
+        A setting is blamed when it is extreme (:data:`EXTREME`): the
+        penalty (:meth:`_penalty_advice`), the scale of ``X``, a step size of
+        at least 1 for the solvers that take one. Without an extreme setting
+        the possible causes are listed: the step size (stochastic solvers
+        only; L-BFGS has none), then the scale of ``X``.
+        """
+        likely, possible = [], []
+        penalty, extreme = self._penalty_advice(alpha, weights)
+        if penalty is not None:
+            (likely if extreme else possible).append(penalty)
+        top = _largest_abs(X)
+        scale = (f"the scale of X (its largest absolute value is {top:.3g}): scale the "
+                 "features, e.g. with StandardScaler or skrank's QueryNormalizer")
+        (likely if top >= EXTREME else possible).append(scale)
+        if "learning_rate_init" in solver.parameters:
+            rate = solver.learning_rate_init
+            step = (f"the step size (learning_rate_init={rate!r} with "
+                    f"solver={getattr(self, 'solver', None)!r}): lower learning_rate_init")
+            (likely if rate >= 1 else possible).insert(0, step)
+        if likely:
+            return f"Likely cause{'s' if len(likely) > 1 else ''}: {'; '.join(likely)}."
+        return f"Possible causes: {'; '.join(possible)}."
+
+    def _penalty_advice(self, alpha, weights):
+        """``(advice, extreme)`` on the L2 penalty of strength ``alpha`` of a diverged fit.
+
+        None when the penalty is neither extreme nor too weak to bound the
+        weights (below 1 / :data:`EXTREME`).
+        """
+        if alpha >= EXTREME:
+            return (f"the penalty (alpha={alpha!r}): an extreme strength (the weights it "
+                    "allows are about 0, and its gradient throws the solver's steps out of "
+                    "range): lower alpha"), True
+        if alpha < 1.0 / EXTREME:
+            return (f"the penalty (alpha={alpha!r}) is too weak to keep the weights bounded "
+                    "when the training queries can be ranked perfectly: raise alpha"), False
+        return None, False
 
     def _is_fitted(self):
         return hasattr(self, "coef_") or hasattr(self, "coefs_")
@@ -309,10 +363,28 @@ class BaseRanker(BaseEstimator):
                 "early_stopping=False."
             )
         check_numeric(y_val, "y_val")
-        X_val, y_val = validate_data(
-            self, X_val, y_val, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True,
-            reset=False,
-        )
+        # scikit-learn's checks, with messages that name the validation set
+        given = X_val
+        X_val = _named("X_val", check_array, X_val, accept_sparse="csr", dtype=FLOAT_DTYPES,
+                       input_name="X_val", estimator=self)
+        if X_val.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X_val has {X_val.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input (those of X)."
+            )
+        # the feature names of X_val as given (a DataFrame's) against those of X
+        _named("X_val", validate_data, self, given, reset=False, skip_check_array=True)
+        shape = np.shape(y_val)
+        if len(shape) != 1 and shape[1:] != (1,):
+            raise ValueError(f"y_val must be a 1-D array of labels; got shape {shape}.")
+        y_val = column_or_1d(y_val, warn=True)  # (a column: a DataConversionWarning)
+        y_val = _named("y_val", check_array, y_val, ensure_2d=False, dtype="numeric",
+                       input_name="y_val", estimator=self)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(
+                f"y_val must have one label per row of X_val ({X_val.shape[0]}); got "
+                f"{y_val.shape[0]}."
+            )
         layout = QueryLayout(default_qid(qid_val, X_val.shape[0], name="qid_val"))
         return X_val, y_val, layout
 
@@ -393,6 +465,44 @@ class BaseRanker(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
+
+
+#: A penalty strength or a largest |X| from which a diverged fit blames it.
+EXTREME = 1e8
+
+
+def _largest_abs(X):
+    """The largest absolute value of a dense or sparse ``X`` (0 when it stores none)."""
+    values = X.data if sp.issparse(X) else X
+    return float(np.abs(values).max()) if values.size else 0.0
+
+
+def _unit_mean(weights):
+    """Query weights divided by their mean, exactly 1 where they are all equal.
+
+    Divided by their largest value first, so that no sum overflows (weights
+    of 1e308) or loses its precision (weights of 1e-320): a weighted mean of
+    the query losses does not depend on the scale of the weights, and
+    constant weights of any size give the unweighted fit exactly.
+    """
+    weights = weights / weights.max()
+    return weights / weights.mean()
+
+
+def _total(weights):
+    """The sum of non-negative weights, ``inf`` beyond the largest float (no warning)."""
+    top = float(weights.max())
+    return top * float((weights / top).sum())
+
+
+def _named(name, check, *args, **kwargs):
+    """``check(*args, **kwargs)``, its ValueError prefixed with ``name`` when it does not say it."""
+    try:
+        return check(*args, **kwargs)
+    except ValueError as exc:
+        if name in str(exc):
+            raise
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _validation_scorer(scoring):

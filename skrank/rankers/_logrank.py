@@ -11,7 +11,7 @@ from ..losses import LogRankLoss
 from ..losses._logrank import resolve_sampler
 from ..metrics._ranking import check_relevance_threshold
 from ..utils._sklearn_compat import Interval
-from ._base import FitSettings, NeuralRanker
+from ._base import EXTREME, FitSettings, NeuralRanker
 
 _LOSS_DEFAULTS = {
     name: p.default for name, p in inspect.signature(LogRankLoss).parameters.items()
@@ -80,7 +80,11 @@ class LogRankRanker(NeuralRanker):
         Inverse strength of the penalty: the fit minimises the sum of the
         queries' losses plus :math:`\|w\|^2 / C` (the paper's form; as
         scikit-learn's ``C``, a larger value regularises less, and the same
-        ``C`` regularises less on more queries).
+        ``C`` regularises less on more queries). With ``sample_weight`` the
+        sum is weighted, so multiplying every weight by a constant acts as
+        multiplying ``C`` by it (as integer weights act as repeated
+        queries); weights summing beyond the largest float leave no penalty,
+        and tiny weights make it overwhelming.
     hidden_layer_sizes : tuple of int, default=()
         ``()`` is the paper's linear model :math:`f(x) = \langle w, x
         \rangle` (fitted ``coef_``); ``(h,)`` scores with a one-hidden-layer
@@ -342,6 +346,28 @@ class LogRankRanker(NeuralRanker):
                 "query).",
                 UserWarning,
             )
+
+    def _penalty_advice(self, alpha, weights):
+        # alpha = 2 / (C * total query weight): blame C, and the scale of sample_weight
+        if EXTREME > alpha >= 1.0 / EXTREME:
+            return None, False
+        total = 2.0 / (self.C * alpha) if alpha > 0 else np.inf
+        if weights is None:
+            counted = f"on {round(total)} training queries gives it the strength 2 / (C * n)"
+        else:
+            counted = (f"with sample_weight summing to {total:.3g} over the training queries "
+                       "gives it the strength 2 / (C * total query weight)")
+        what = f"the penalty ||w||^2 / C: C={self.C!r} {counted} = {alpha:.3g}"
+        rescale = ("" if weights is None else
+                   ", or rescale sample_weight (the penalty is added to the weighted sum of "
+                   "the query losses: multiplying the weights by c acts as multiplying C "
+                   "by c)")
+        if alpha >= EXTREME:
+            return (f"{what}, an extreme strength (the weights it allows are about 0, and "
+                    f"its gradient throws the solver's steps out of range): raise "
+                    f"C{rescale}"), True
+        return (f"{what}, too weak to keep the weights bounded when the training queries "
+                f"can be ranked perfectly: lower C{rescale}"), False
 
     def _penalty_strength(self, settings, n_queries):
         # mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2 / C) / n_queries

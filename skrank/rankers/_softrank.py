@@ -39,7 +39,9 @@ class SoftRankRanker(NeuralRanker):
     sinkhorn_iterations : int, default=0
         Sinkhorn iterations making the matrix of rank distributions closer
         to doubly stochastic (§3.2); each scales every rank column, then every
-        document row, to sum 1.
+        document row, to sum 1. At most 10,000: there is no tolerance, every
+        iteration runs at every evaluation of the loss, and more would take
+        hours rather than change the model.
     discount_alpha : float, default=1.0
         Training discount, from -1 (super-linear :math:`1 - (r/N)^2`) through
         0 (linear :math:`1 - r/N`) to 1 (NDCG's :math:`1/\log_2(2 + r)`);

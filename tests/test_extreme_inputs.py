@@ -1,0 +1,477 @@
+"""Extreme and mismatched inputs found by fuzzing: a clear error or a finite, right result.
+
+One section per problem of the campaign (A to H). Every test drives the
+reported input on the same small data (8 queries of 5 documents, 3
+features) and checks the error's type and message (naming the parameter
+and the value received), or that the result is finite and the one the
+input means.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
+from skrank._query import QueryLayout
+from skrank.losses import (
+    BoltzRankLoss,
+    ListNetLoss,
+    LogRankLoss,
+    LossState,
+    SoftRankLoss,
+    query_uniforms,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+#: Settings of a fit of three epochs without a held-out split.
+F = dict(max_iter=3, early_stopping=False, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=8, n_docs=5, n_features=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def scores(data):
+    return np.random.default_rng(0).normal(size=len(data[1]))
+
+
+# A. A loss checks the state it is given -------------------------------------
+STATE_MESSAGE = r"^state must be the LossState returned by this loss's prepare \({}\.prepare"
+
+
+@pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(),
+                                  BoltzRankLoss(n_samples=5)], ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize("state, got", [(None, "got None"), ({}, "got {} of type dict")])
+def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, scores):
+    name = type(loss).__name__
+    for call in (lambda: loss.value_and_grad(scores, state),
+                 lambda: loss.mean_value_and_grad(scores, state),
+                 lambda: loss.logit_form(state)):
+        with pytest.raises(TypeError, match=STATE_MESSAGE.format(name) + r".*" + got):
+            call()
+
+
+@pytest.mark.parametrize("loss", [SoftRankLoss(), LogRankLoss(), BoltzRankLoss(n_samples=5),
+                                  LogRankLoss("mle", sampler="exact")],
+                         ids=lambda v: type(v).__name__)
+def test_A_the_state_of_another_loss_class_is_a_type_error(loss, data, scores):
+    X, y, qid = data
+    state = ListNetLoss().prepare(y, qid)
+    message = STATE_MESSAGE.format(type(loss).__name__) + r".*got a LossState prepared by ListNetLoss\.$"
+    with pytest.raises(TypeError, match=message):
+        loss.value_and_grad(scores, state)
+    with pytest.raises(TypeError, match=message):
+        loss.value_and_grad(scores[:10], state, queries=[0, 1])
+    with pytest.raises(TypeError, match=message):
+        loss.logit_form(state)
+
+
+def test_A_a_loss_state_built_by_hand_is_a_type_error(data, scores):
+    X, y, qid = data
+    state = LossState(QueryLayout(qid), per_row={"target": np.zeros(len(y))})
+    with pytest.raises(TypeError, match=r"got a LossState that no loss's prepare returned"):
+        ListNetLoss().value_and_grad(scores, state)
+
+
+@pytest.mark.parametrize("prepared, used, differ", [
+    (BoltzRankLoss(n_samples=5, objective="likelihood"), BoltzRankLoss(n_samples=5),
+     "objective='likelihood' where this loss has 'expected_gain'"),
+    (BoltzRankLoss(n_samples=5), BoltzRankLoss(n_samples=6), "n_samples=5 where this loss has 6"),
+    (LogRankLoss("mle", sampler="exact"), LogRankLoss("mle", sampler="walk"),
+     "sampler='exact' where this loss has 'walk'"),
+    (LogRankLoss(n_samples=5), LogRankLoss(n_samples=5, gain="map"),
+     "gain='ndcg' where this loss has 'map'"),
+])
+def test_A_the_state_of_another_configuration_is_a_value_error(prepared, used, differ, data,
+                                                              scores):
+    X, y, qid = data
+    state = prepared.prepare(y, qid, random_state=0)
+    with pytest.raises(ValueError, match=rf"^state must be .*prepared by a \w+ with {differ}, "
+                                         r"which this loss cannot use"):
+        used.value_and_grad(scores, state)
+
+
+def test_A_boltzrank_probabilities_check_the_state(data, scores):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=STATE_MESSAGE.format("BoltzRankLoss")):
+        BoltzRankLoss(n_samples=5).probabilities(scores, ListNetLoss().prepare(y, qid))
+
+
+def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data, scores):
+    X, y, qid = data
+    # store_ranks and the objective do not change what the walk prepares
+    state = LogRankLoss("l3", n_samples=5).prepare(y, qid, random_state=0)
+    loss = LogRankLoss("convex", n_samples=5, store_ranks=False)
+    full = loss.value_and_grad(scores, state)
+    assert np.isfinite(full[0])
+    positions, taken = state.take([0, 3])
+    assert taken.prepared_by == state.prepared_by
+    loss.mean_value_and_grad(scores[:len(positions)], taken)
+
+
+# B. query_uniforms refuses a number of draws no array can hold ---------------
+@pytest.mark.parametrize("n_draws", [2**60, 2**63, 2**64 - 1, 10**30])
+@pytest.mark.parametrize("per_query, n, what", [(False, 40, "rows"), (True, 8, "queries")])
+def test_B_too_many_draws_is_a_value_error_naming_n_draws(data, n_draws, per_query, n, what):
+    X, y, qid = data
+    largest = (2**63 - 1) // (8 * n)
+    with pytest.raises(ValueError, match=rf"^n_draws must be at most {largest}: {n} {what} "
+                                         rf"times n_draws .* got n_draws={n_draws}\.$"):
+        query_uniforms(QueryLayout(qid), 0, n_draws, per_query=per_query)
+
+
+def test_B_a_few_draws_still_work(data):
+    X, y, qid = data
+    assert query_uniforms(QueryLayout(qid), 0, 3).shape == (40, 3)
+    assert query_uniforms(qid, 0, 2, per_query=True).shape == (8, 2)
+
+
+# H. Constant query weights of any size give the unweighted fit ---------------
+@pytest.mark.parametrize("cls, params", [
+    (ListNetRanker, {}),
+    (SoftRankRanker, {}),
+    (BoltzRankRanker, dict(n_samples=5, n_init=1)),
+    (ListNetRanker, dict(solver="lbfgs")),
+], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("weight", [1e308, 1.7976931348623157e308, 1e-300, 5e-324, 3.0])
+def test_H_constant_query_weights_give_the_unweighted_model(cls, params, weight, data):
+    X, y, qid = data
+    plain = cls(**F, **params).fit(X, y, qid=qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
+        weighted = cls(**F, **params).fit(X, y, qid=qid, sample_weight=np.full(40, weight))
+    assert_array_equal(weighted.predict(X), plain.predict(X))
+    assert weighted.loss_curve_ == plain.loss_curve_
+
+
+def test_H_only_the_ratios_of_huge_query_weights_matter(data):
+    X, y, qid = data
+    w = np.repeat([1.0, 2.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0], 5)
+    small = ListNetRanker(**F).fit(X, y, qid=qid, sample_weight=w)
+    huge = ListNetRanker(**F).fit(X, y, qid=qid, sample_weight=w * 5e307)
+    assert_allclose(huge.predict(X), small.predict(X), rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_H_logrank_weights_scale_its_penalty_like_C(data):
+    """LogRank adds ||w||^2 / C to the weighted *sum* of the losses: weights c act as C * c."""
+    X, y, qid = data
+    params = dict(max_iter=50, n_samples=5, random_state=0)
+    weighted = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3))
+    assert_allclose(weighted.coef_, LogRankRanker(C=1e3, **params).fit(X, y, qid=qid).coef_,
+                    rtol=1e-10)
+    # weights summing beyond the largest float: no penalty, a finite model
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        huge = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e308))
+    assert np.isfinite(huge.coef_).all()
+    assert_allclose(huge.coef_, LogRankRanker(C=1e300, **params).fit(X, y, qid=qid).coef_,
+                    rtol=1e-10)
+
+
+# C. A diverged fit names the likely cause among the ranker's own settings ---
+DIVERGED = r"^{}: the [\w ']+(\([^)]*\))? overflowed to inf or NaN: the optimisation diverged\. "
+
+
+def _diverged(cls, message):
+    return pytest.raises(ValueError, match=DIVERGED.format(cls.__name__) + message)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("C, weight, counted", [
+    (1e-300, None, r"on 8 training queries gives it the strength 2 / \(C \* n\) = 2\.5e\+299"),
+    (1.0, 1e-300, r"with sample_weight summing to 8e-300 over the training queries gives it "
+                  r"the strength 2 / \(C \* total query weight\) = 2\.5e\+299"),
+])
+def test_C_logrank_blames_C_and_the_scale_of_sample_weight(C, weight, counted, data):
+    X, y, qid = data
+    sample_weight = None if weight is None else np.full(40, weight)
+    rescale = "" if weight is None else r", or rescale sample_weight \(.*\)"
+    with _diverged(LogRankRanker, r"Likely cause: the penalty \|\|w\|\|\^2 / C: "
+                                  rf"C={C!r} {counted}, an extreme strength .*: raise "
+                                  rf"C{rescale}\.$") as info:
+        LogRankRanker(max_iter=3, C=C).fit(X, y, qid=qid, sample_weight=sample_weight)
+    # LogRank has neither a learning rate nor a choice of solver
+    assert "learning_rate_init" not in str(info.value)
+    assert "solver=" not in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("cls, params", [
+    (LogRankRanker, dict(max_iter=3)),
+    (ListNetRanker, dict(solver="lbfgs", **F)),
+    (ListNetRanker, F),
+    (BoltzRankRanker, dict(n_samples=5, n_init=1, hidden_layer_sizes=(), **F)),
+], ids=["LogRank", "ListNet-lbfgs", "ListNet-adam", "BoltzRank-adam"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_C_huge_features_are_blamed_on_the_scale_of_X(cls, params, sparse, data):
+    import scipy.sparse as sp
+
+    X, y, qid = data
+    X = X * 1e160
+    top = f"{np.abs(X).max():.3g}".replace("+", r"\+")
+    with _diverged(cls, rf"Likely cause: the scale of X \(its largest absolute value is "
+                        rf"{top}\): scale the features, e\.g\. with StandardScaler or skrank's "
+                        r"QueryNormalizer\.$") as info:
+        cls(**params).fit(sp.csr_matrix(X) if sparse else X, y, qid=qid)
+    assert "learning_rate_init" not in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("solver", ["lbfgs", "sgd", "adam"])
+def test_C_an_extreme_alpha_is_blamed_on_the_penalty(solver, data):
+    X, y, qid = data
+    with _diverged(ListNetRanker, r"Likely cause: the penalty \(alpha=1e\+300\): an extreme "
+                                  r"strength .*: lower alpha\.$") as info:
+        ListNetRanker(solver=solver, alpha=1e300, **F).fit(X, y, qid=qid)
+    assert "learning_rate_init" not in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_C_a_huge_step_is_blamed_on_the_learning_rate_of_sgd(data):
+    X, y, qid = data
+    with _diverged(ListNetRanker, r"Likely cause: the step size \(learning_rate_init=1e\+200 "
+                                  r"with solver='sgd'\): lower learning_rate_init\.$"):
+        ListNetRanker(solver="sgd", learning_rate_init=1e200, **F).fit(X, y, qid=qid)
+
+
+# D. Adam does not silently stand still when the squared gradient overflows --
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("scale, alpha, cause", [
+    (1.0, 1e300, r"the penalty \(alpha=1e\+300\)"),
+    (1e160, 1e-4, r"the scale of X"),
+])
+def test_D_adam_with_an_overflowing_squared_gradient_is_a_divergence(scale, alpha, cause, data):
+    X, y, qid = data
+    with _diverged(ListNetRanker, rf"Likely cause: {cause}") as info:
+        ListNetRanker(alpha=alpha, **F).fit(X * scale, y, qid=qid)
+    assert str(info.value).startswith(
+        "ListNetRanker: the squared gradient (Adam's second-moment estimate) overflowed")
+
+
+def test_D_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(data):
+    X, y, qid = data
+    start = ListNetRanker(**{**F, "max_iter": 1}, learning_rate_init=1e-300).fit(X, y, qid=qid)
+    fitted = ListNetRanker(alpha=1e100, **F).fit(X, y, qid=qid)
+    assert np.isfinite(fitted.coef_).all()
+    # the penalty's gradient dominates: every step pulls the weights towards 0
+    assert (np.abs(fitted.coef_) < np.abs(start.coef_)).all()
+
+
+# E. Every loss stays finite (or +inf with a finite gradient) for any finite scores
+LARGEST = np.finfo(np.float64).max
+EXTREME_LOSSES = [
+    ListNetLoss(), SoftRankLoss(), SoftRankLoss(rank_distribution="normal"),
+    SoftRankLoss(sinkhorn_iterations=2),
+    *[LogRankLoss(objective, gain=gain, n_samples=10, normalize_pairs=normalize)
+      for objective in ("mle", "expgain", "l3", "convex") for gain in ("auc", "ndcg")
+      for normalize in (True, False)],
+    LogRankLoss("mle", sampler="walk", n_samples=10), LogRankLoss("l3", sampler="walk", gain="auc"),
+    *[BoltzRankLoss(n_samples=10, objective="expected_gain", gain_weight=w) for w in (0, 0.9, 1)],
+    BoltzRankLoss(n_samples=10, objective="likelihood"),
+]
+
+
+def _loss_id(loss):
+    params = {name: getattr(loss, name) for name in (
+        "objective", "gain", "sampler", "normalize_pairs", "gain_weight", "rank_distribution",
+        "sinkhorn_iterations") if hasattr(loss, name)}
+    return f"{type(loss).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+def _extreme_scores(y, s, m):
+    return {
+        "pair": np.r_[m, -m, s[2:]],  # the campaign's input
+        "against": np.where(y >= 1, -m, m),  # relevant documents at the bottom
+        "along": np.where(y >= 1, m, -m),
+        "alternate": np.where(np.arange(len(y)) % 2, m, -m),
+        "spread": s / np.abs(s).max() * m,
+    }
+
+
+@pytest.mark.parametrize("loss", EXTREME_LOSSES, ids=_loss_id)
+def test_E_no_loss_is_nan_for_any_finite_scores(loss, data, scores):
+    X, y, qid = data
+    state = loss.prepare(y, qid, random_state=0)
+    for m in (1e100, 1e200, 1e300, 1e307, 1.7e308, LARGEST):
+        for name, s in _extreme_scores(y, scores, m).items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)  # overflow is handled, not hit
+                value, grad = loss.value_and_grad(s, state)
+            assert np.isfinite(value) or value == np.inf, (name, m, value)
+            assert np.isfinite(grad).all(), (name, m)
+
+
+@pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(n_samples=10),
+                                  BoltzRankLoss(n_samples=10),
+                                  BoltzRankLoss(n_samples=10, objective="likelihood")],
+                         ids=_loss_id)
+@pytest.mark.parametrize("m", [1e100, 1e200, 1e300, 1e307])
+def test_E_the_campaign_scores_give_a_finite_loss_up_to_1e307(loss, m, data, scores):
+    X, y, qid = data
+    value, grad = loss.value_and_grad(np.r_[m, -m, scores[2:]], loss.prepare(y, qid,
+                                                                            random_state=0))
+    assert np.isfinite(value) and np.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("loss", [LogRankLoss("mle", n_samples=10),
+                                  LogRankLoss("mle", sampler="exact"),
+                                  BoltzRankLoss(n_samples=10, objective="likelihood")],
+                         ids=_loss_id)
+def test_E_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, data):
+    """The ideal ranking is among the most probable by a gap beyond the float range."""
+    X, y, qid = data
+    state = loss.prepare(y, qid, random_state=0)
+    informative = [q for q in range(8) if len(set(y[qid == np.unique(qid)[q]])) > 1]
+    # one query at a time, so that the document order within a level (at random
+    # in the samples) is the only tie
+    for q in informative:
+        rows = qid == np.unique(qid)[q]
+        _, taken = state.take([q])
+        # (a power of two: the samples' energies are exact, and tie exactly)
+        s = np.where(y[rows] >= 1, 2.0**1023, -(2.0**1023))
+        value, grad = loss.value_and_grad(s, state, queries=[q])
+        # -log of the ideal ranking's probability, at most 1 / (samples tied at the top)
+        assert np.isfinite(value) and value <= np.log(11)
+        assert np.isfinite(grad).all()
+
+
+def test_E_the_mean_over_queries_does_not_overflow_where_each_loss_is_finite(data):
+    X, y, qid = data
+    loss = LogRankLoss("mle", sampler="exact")
+    state = loss.prepare(y, qid)
+    s = np.where(y >= 1, -1e307, 1e307)  # every pair out of order by 2e307
+    per_query = [loss.value_and_grad(s[qid == q], state, queries=[i])[0]
+                 for i, q in enumerate(np.unique(qid))]
+    assert np.isfinite(per_query).all() and sum(per_query) == np.inf
+    value, _ = loss.value_and_grad(s, state)
+    assert_allclose(value, np.sum(np.divide(per_query, 8)), rtol=1e-15)
+
+
+def test_E_listnet_takes_the_loss_from_halved_gaps_where_the_sum_overflows(data):
+    X, y, qid = data
+    loss = ListNetLoss()
+    state = loss.prepare(y, qid)
+    s = np.full(40, LARGEST)  # every score the largest float: the target's sum overflows
+    value, grad = loss.value_and_grad(s, state)
+    assert np.isfinite(value) and value >= 0
+    # the gradient is exact: uniform top-one probabilities minus the target
+    assert_allclose(grad, (0.2 - state.layout.to_rows(state.per_row["target"])) / 8, atol=1e-17)
+
+
+@pytest.mark.parametrize("labels, temperature", [(1.0, 1e-308), (1e300, 1e-10), (1e307, 1.0)])
+def test_E_boltzrank_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
+        labels, temperature, data, scores):
+    from skrank.metrics import make_ranking_scorer
+
+    X, y, qid = data
+    loss = BoltzRankLoss(n_samples=10, target_temperature=temperature,
+                         gain=make_ranking_scorer("ndcg", k=10, gain="linear"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        state = loss.prepare(y * labels, qid, random_state=0)
+    target = state.per_query["target"]
+    assert np.isfinite(target).all()
+    assert_allclose(target.sum(axis=1), 1.0, rtol=1e-12)
+    value, grad = loss.value_and_grad(scores, state)
+    assert np.isfinite(value) and np.isfinite(grad).all()
+
+
+def test_E_the_rescued_logits_are_the_usual_ones_shifted(data, scores):
+    from skrank.losses._sampled import _shifted_logits
+
+    X, y, qid = data
+    state = BoltzRankLoss(n_samples=10).prepare(y, qid, random_state=0)
+    block = state.per_row["ranks"][:5].astype(np.float64)
+    s = scores[:5] * 1e3
+    usual = -0.25 * (s @ block)  # scale -4 / (m - 1)^2 for m = 5
+    assert_allclose(_shifted_logits(s, block, -0.25), usual - usual.max(), rtol=1e-12,
+                    atol=1e-12)
+
+
+# F. The validation set's errors name X_val, y_val, qid_val ------------------
+def _with_nan(values, index):
+    values = np.array(values, dtype=np.float64)
+    values[index] = np.nan
+    return values
+
+
+@pytest.mark.parametrize("X_val, y_val, qid_val, message", [
+    (None, "short", None, r"^y_val must have one label per row of X_val \(40\); got 39\.$"),
+    (None, "nan", None, r"^Input y_val contains NaN\.$"),
+    (None, "inf", None, r"^Input y_val contains infinity"),
+    (None, "2d", None, r"^y_val must be a 1-D array of labels; got shape \(40, 2\)\.$"),
+    ("nan", None, None, r"^Input X_val contains NaN"),
+    ("empty", "empty", "empty", r"^X_val: Found array with 0 sample\(s\) \(shape=\(0, 3\)\)"),
+    ("narrow", None, None, r"^X_val has 2 features, but ListNetRanker is expecting 3 features "
+                           r"as input \(those of X\)\.$"),
+    ("1d", None, None, r"^X_val: Expected 2D array, got 1D array instead"),
+    (None, None, "short", r"^qid_val must have one entry per row: expected 40 entries, got 39"),
+], ids=["y_val-short", "y_val-nan", "y_val-inf", "y_val-2d", "X_val-nan", "empty", "X_val-narrow",
+        "X_val-1d", "qid_val-short"])
+def test_F_validation_set_errors_name_the_validation_set(X_val, y_val, qid_val, message, data):
+    X, y, qid = data
+    X_val = {None: X, "nan": _with_nan(X, (0, 0)), "empty": X[:0], "narrow": X[:, :2],
+             "1d": X[:, 0]}[X_val]
+    y_val = {None: y, "short": y[:-1], "nan": _with_nan(y, 0), "empty": y[:0],
+             "inf": np.where(y > 0, np.inf, 0.0), "2d": np.c_[y, y]}[y_val]
+    qid_val = {None: qid, "short": qid[:-1], "empty": qid[:0]}[qid_val]
+    with pytest.raises(ValueError, match=message):
+        ListNetRanker(max_iter=2).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+
+
+def test_F_a_good_validation_set_still_fits(data):
+    X, y, qid = data
+    ranker = ListNetRanker(max_iter=2, random_state=0)
+    ranker.fit(X, y, qid=qid, X_val=X, y_val=list(y.astype(object)), qid_val=qid)
+    assert len(ranker.validation_scores_) == 2
+
+
+# G. Sinkhorn: a bounded count, and memory that does not grow as N^2 x iterations
+@pytest.mark.parametrize("value", [10_001, 10**23])
+def test_G_a_huge_sinkhorn_count_is_refused_with_its_bound(value, data):
+    X, y, qid = data
+    message = (r"^The 'sinkhorn_iterations' parameter of {} must be an int \(not a bool\) in "
+               rf"the range \[0, 10000\]\. Got {value} instead\.$")
+    with pytest.raises(InvalidParameterError, match=message.format("SoftRankRanker")):
+        SoftRankRanker(sinkhorn_iterations=value, max_iter=3).fit(X, y, qid=qid)
+    with pytest.raises(InvalidParameterError, match=message.format("SoftRankLoss")):
+        SoftRankLoss(sinkhorn_iterations=value)
+
+
+def test_G_sinkhorn_keeps_vectors_not_matrices_for_the_gradient(rng):
+    import tracemalloc
+
+    s = rng.normal(size=100 * 20)
+    qid = np.repeat(np.arange(100), 20)
+    y = rng.integers(0, 3, size=s.size)
+    loss = SoftRankLoss(sinkhorn_iterations=1000)
+    state = loss.prepare(y, qid)
+    tracemalloc.start()
+    try:
+        value, grad = loss.value_and_grad(s, state)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isfinite(value) and np.isfinite(grad).all()
+    # the iterates would be 2 x 1000 x 100 x 20 x 20 floats (640 MB); their sums are
+    # 2 x 1000 x 100 x 20 (32 MB)
+    assert peak < 80e6
+
+
+def test_G_the_gradient_through_many_sinkhorn_iterations_is_exact(rng):
+    s = rng.normal(size=6)
+    y = np.array([0, 1, 2, 0, 1, 3])
+    loss = SoftRankLoss(0.5, sinkhorn_iterations=500)
+    state = loss.prepare(y, np.zeros(6, dtype=int))
+    _, grad = loss.value_and_grad(s, state)
+    step = 1e-6
+    numeric = [(loss.value_and_grad(s + step * e, state)[0]
+                - loss.value_and_grad(s - step * e, state)[0]) / (2 * step) for e in np.eye(6)]
+    assert_allclose(grad, numeric, rtol=1e-6, atol=1e-10)
