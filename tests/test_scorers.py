@@ -10,7 +10,6 @@ import re
 
 import numpy as np
 import pytest
-import sklearn
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import (
@@ -529,3 +528,32 @@ def test_make_ranking_scorer_accepts_numpy_k_and_skip_with_threshold():
     scorer = make_ranking_scorer("map", k=np.int64(5), relevance_threshold=2,
                                  no_relevant="skip")
     assert scorer._k == 5
+
+
+@pytest.mark.parametrize(
+    "metric, kwargs, match",
+    [
+        (ndcg_score, {"bogus": 1}, r"metric\(y_true, y_score, qid=\.\.\., bogus=\.\.\., "
+                                   r"k=\.\.\.\): got an unexpected keyword argument 'bogus'"),
+        (ndcg_score, {"qid": [0, 0]}, "make_ranking_scorer takes no qid"),
+        (len, {}, r"'len' cannot be called as metric\(y_true, y_score, qid=\.\.\.\)"),
+        (lambda y_true, y_score, *, qid: 0.5, {"k": 3},
+         "unexpected keyword argument 'k'"),
+    ],
+)
+def test_callable_metric_is_checked_when_the_scorer_is_made(metric, kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        make_ranking_scorer(metric, **kwargs)
+
+
+def test_callable_metric_without_a_cutoff_parameter(data, fitted):
+    """No k is passed to a metric that takes none when the scorer has none."""
+    X, y, qid = data
+
+    def mean_top_label(y_true, y_score, *, qid):
+        return top1_hit_rate(y_true, y_score, qid=qid, k=1)
+
+    scorer = make_ranking_scorer(mean_top_label)
+    assert scorer(fitted, X, y, qid=qid) == pytest.approx(
+        top1_hit_rate(y, fitted.predict(X), qid=qid, k=1)
+    )

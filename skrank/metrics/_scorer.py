@@ -148,10 +148,16 @@ class RankingScorer:
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         if average:
-            return float(self._metric(y_true, y_score, qid=qid, k=self._k, **kwargs))
+            return float(self._metric(y_true, y_score, qid=qid, **self._cutoff(), **kwargs))
         return self._metric(
-            y_true, y_score, qid=qid, k=self._k, average=False, **kwargs
+            y_true, y_score, qid=qid, average=False, **self._cutoff(), **kwargs
         )
+
+    def _cutoff(self):
+        """``{"k": k}``, or nothing for a callable metric without ``k`` and no cutoff."""
+        if self._k is None and not _takes_parameter(self._metric, "k"):
+            return {}
+        return {"k": self._k}
 
     def _check_sample_weight(self, sample_weight):
         if sample_weight is not None and not self._accept_sample_weight():
@@ -210,10 +216,18 @@ class RankingScorer:
 
 def _takes_sample_weight(metric):
     """Whether ``metric`` has a ``sample_weight`` parameter."""
+    return _takes_parameter(metric, "sample_weight")
+
+
+def _takes_parameter(metric, name):
+    """Whether ``metric`` has a parameter ``name`` (or ``**kwargs``)."""
     try:
-        return "sample_weight" in inspect.signature(metric).parameters
+        parameters = inspect.signature(metric).parameters
     except (TypeError, ValueError):  # no signature (some builtins)
-        return False
+        return name == "k"  # the cutoff is passed as it always was
+    return name in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
 
 
 def _score_request(scorer, *, qid, sample_weight):
@@ -294,6 +308,7 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
             )
     elif callable(metric):
         name, func = getattr(metric, "__name__", repr(metric)), metric
+        _check_callable_metric(func, k, conventions)
     else:
         raise TypeError(
             f"metric must be a metric name or a callable, got {metric!r}."
@@ -306,6 +321,34 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
         # validate the conventions now rather than at the first scoring
         func([1.0], [0.0], qid=[0], k=k, average=False, **conventions)
     return RankingScorer(func, k, conventions, name)
+
+
+def _check_callable_metric(metric, k, conventions):
+    """Refuse a callable that cannot take ``(y_true, y_score, qid=..., k=..., **conventions)``.
+
+    Checked on the signature when the scorer is made, as the conventions of
+    a named metric are; a callable without a signature to read is trusted.
+    """
+    if "qid" in conventions:
+        raise TypeError(
+            "make_ranking_scorer takes no qid: the scorer gets the query ids when "
+            "it is called, scorer(estimator, X, y, qid=qid)."
+        )
+    try:
+        signature = inspect.signature(metric)
+    except (TypeError, ValueError):
+        return
+    keywords = {"qid": None, **conventions}
+    if k is not None or "k" in signature.parameters:
+        keywords["k"] = k
+    try:
+        signature.bind(None, None, **keywords)
+    except TypeError as exc:
+        call = ", ".join(["y_true", "y_score"] + [f"{key}=..." for key in keywords])
+        raise TypeError(
+            f"metric {getattr(metric, '__name__', metric)!r} cannot be called as "
+            f"metric({call}): {exc}."
+        ) from None
 
 
 def get_ranking_scorer(name):
