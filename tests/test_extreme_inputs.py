@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
 from skrank._query import QueryLayout
+from skrank.losses._base import QUERY_WEIGHT
 from skrank.losses import (
     BoltzRankLoss,
     ListNetLoss,
@@ -475,3 +476,77 @@ def test_G_the_gradient_through_many_sinkhorn_iterations_is_exact(rng):
     numeric = [(loss.value_and_grad(s + step * e, state)[0]
                 - loss.value_and_grad(s - step * e, state)[0]) / (2 * step) for e in np.eye(6)]
     assert_allclose(grad, numeric, rtol=1e-6, atol=1e-10)
+
+
+# A second review --------------------------------------------------------------
+@pytest.mark.parametrize("scale", [1e2, 1e10, 1e15, 1e100, 2e307])
+def test_logrank_expected_gain_value_keeps_its_log_gain_at_large_gaps(scale):
+    """All probability on one ranking of gain 0.8772: the loss is -log 0.8772.
+
+    The value was the difference of two log-softmaxes, which cancelled the
+    log G part once the logit gaps grew (0.0 from 1e15 on).
+    """
+    loss = LogRankLoss("expgain", sampler="walk", gain="ndcg", n_samples=6,
+                       normalize_pairs=False)
+    state = loss.prepare(np.array([2.0, 1, 0, 0, 0]), np.zeros(5), random_state=0)
+    reference, _ = loss.value_and_grad(np.array([-1, 0, 0, 0, 1.25]) * 1e2, state)
+    value, grad = loss.value_and_grad(np.array([-1, 0, 0, 0, 1.25]) * scale, state)
+    assert value == pytest.approx(reference, rel=1e-12)
+    assert reference == pytest.approx(0.13100280324511507, rel=1e-9)
+    assert np.isfinite(grad).all()
+
+
+def test_logrank_exact_pair_differences_scaled_before_they_overflow():
+    """normalize_pairs scales a difference beyond the largest float back into range."""
+    loss = LogRankLoss("mle", sampler="exact")
+    state = loss.prepare(np.array([1.0, 0, 0, 0, 0]), np.zeros(5))
+    value, grad = loss.value_and_grad(np.array([-1e308, 1e308, -1e308, -1e308, -1e308]),
+                                      state)
+    # one pair at 2 * (1/4) * -2e308 = -1e308, three at 0: 1e308 + 3 log 2
+    assert value == pytest.approx(1e308, rel=1e-15)
+    assert value < 1.7e308 and np.isfinite(grad).all()
+
+
+def test_weighted_mean_of_losses_near_the_largest_float():
+    """The weighted mean is finite where the unweighted one is."""
+    loss = ListNetLoss()
+    y, qid = np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
+    scores = np.array([-1e308, 1e308, -1e308, 1e308])
+    unweighted, _ = loss.value_and_grad(scores, loss.prepare(y, qid))
+    state = loss.prepare(y, qid)
+    state.per_query[QUERY_WEIGHT] = np.array([1.5, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        weighted, _ = loss.value_and_grad(scores, state)
+    assert np.isfinite(unweighted) and weighted == pytest.approx(unweighted, rel=1e-15)
+
+
+def test_a_state_prepared_with_an_equal_gain_scorer_is_accepted():
+    """A copy of the gain scorer, or one made again, is the same gain."""
+    import copy
+
+    from skrank.metrics import get_ranking_scorer
+
+    gain = get_ranking_scorer("ndcg@5")
+    state = BoltzRankLoss(gain=gain).prepare(np.array([1.0, 0, 2]), np.zeros(3),
+                                             random_state=0)
+    scores = np.array([0.1, 0.2, 0.3])
+    expected = BoltzRankLoss(gain=gain).value_and_grad(scores, state)[0]
+    for other in (copy.deepcopy(gain), get_ranking_scorer("ndcg@5")):
+        assert BoltzRankLoss(gain=other).value_and_grad(scores, state)[0] == expected
+    with pytest.raises(ValueError, match="prepared by a BoltzRankLoss with gain="):
+        BoltzRankLoss(gain=get_ranking_scorer("ndcg@4")).value_and_grad(scores, state)
+
+
+def test_huge_but_finite_validation_features_do_not_stop_the_fit(data):
+    """Infinite validation scores still rank; only NaN ones are an error."""
+    X, y, qid = data
+    model = ListNetRanker(**F).fit(X, y, qid=qid)
+    X_val = X.copy()
+    X_val[0] = np.sign(model.coef_) * 1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fitted = ListNetRanker(max_iter=3, random_state=0).fit(
+            X, y, qid=qid, X_val=X_val, y_val=y, qid_val=qid
+        )
+    assert np.isfinite(fitted.coef_).all()

@@ -267,7 +267,14 @@ class Monitor:
         if rule.validation is not None:
             X, y, layout = rule.validation
             scores = self.objective.network.forward(params, X, layout)[0]
-            check_finite(scores, "scores of the validation queries")
+            if np.isnan(scores).any():  # +-inf is still a ranking; NaN is none
+                top = float(abs(X).max())
+                raise ValueError(
+                    "The scores of the validation queries are NaN while the "
+                    "training scores are finite: X_val holds values the model "
+                    f"cannot score (its largest absolute value is {top:.3g}). Scale "
+                    "X_val as the training X."
+                )
             score = self._metric(scores, y, layout)
             self.validation_scores.append(score)
             line += f", validation {rule.scorer.name} = {score:.4f}"

@@ -307,16 +307,19 @@ def query_mean(per_query, grad, weight=None, expand=None):
     grad : ndarray
         ``grad`` times ``weight / n_queries``, the same array.
     """
-    if weight is not None:  # query weights of mean 1 over the fit's queries
-        # a query of weight 0 adds 0, also where its loss is +inf
-        per_query = np.where(weight > 0, per_query, 0.0) * weight
-        grad *= expand(weight)
     n = len(per_query)
+    if weight is None:
+        weight = 1.0
+    else:  # query weights of mean 1 over the fit's queries
+        # a query of weight 0 adds 0, also where its loss is +inf
+        per_query = np.where(weight > 0, per_query, 0.0)
+        grad *= expand(weight)
     grad /= n
     with np.errstate(over="ignore"):  # a loss beyond the largest float is inf
-        value = float(per_query.sum() / n)
-        if value == np.inf and np.isfinite(per_query).all():  # the sum overflowed, not the mean
-            value = float((per_query / n).sum())
+        value = float((per_query * weight).sum() / n)
+        if value == np.inf and np.isfinite(per_query).all():
+            # a product or the sum overflowed, not necessarily the mean
+            value = float((per_query / n * weight).sum())
     return value, grad
 
 

@@ -308,12 +308,10 @@ class LogRankLoss(ListwiseLoss):
             with np.errstate(divide="ignore"):
                 log_gain = np.log(gains)
             weighted = np.where(gains > 0, masked + log_gain, -np.inf)
-            log_q, q = log_softmax_rows(weighted)
-            with np.errstate(invalid="ignore"):  # -inf - -inf: recomputed below
-                value = log_q[:, 0] - log_prob[:, 0]
-            lost = np.isnan(value)
-            if lost.any():  # sample 0's probabilities both 0 (logits beyond the float range)
-                value[lost] = (logsumexp_rows(masked[lost]) - logsumexp_rows(weighted[lost]))
+            _, q = log_softmax_rows(weighted)
+            # from the normalised log-probabilities, so that large logit gaps
+            # do not cancel the log G part away
+            value = -logsumexp_rows(np.where(gains > 0, log_prob + log_gain, -np.inf))
             dlogits = prob - q
         else:
             # MLE and ConvexLoss: minus the log-probability of the ideal
@@ -343,8 +341,12 @@ class LogRankLoss(ListwiseLoss):
         scale = state.per_query["scale"][pair_query]
         with np.errstate(over="ignore"):
             d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
-        if not np.isfinite(d2).all():  # differences beyond the largest float: saturate
-            np.clip(d2, -_LARGEST, _LARGEST, out=d2)
+        if not np.isfinite(d2).all():
+            # the difference overflowed before the scale (below 1/2 with
+            # normalize_pairs) brought it back: halve both terms first
+            with np.errstate(over="ignore"):
+                d2 = 4.0 * scale * (0.5 * s_sorted[g] - 0.5 * s_sorted[b])
+            np.clip(d2, -_LARGEST, _LARGEST, out=d2)  # beyond the largest float: saturate
         n_pairs = np.bincount(pair_query, minlength=n_queries).astype(np.float64)
         objective = self.objective
         if objective in ("mle", "l3", "convex"):

@@ -206,12 +206,32 @@ class RankingScorer:
         """Short name such as ``"ndcg@10"`` (conventions not included)."""
         return self._name if self._k is None else f"{self._name}@{self._k}"
 
+    def __eq__(self, other):
+        # equal scorers score alike: a copy, or one made again from the same
+        # metric and conventions (a loss's state compares its gain scorer)
+        if not isinstance(other, RankingScorer):
+            return NotImplemented
+        return (self._metric, self._k, self._name) == (
+            other._metric, other._k, other._name
+        ) and _same(self._kwargs, other._kwargs)
+
+    def __hash__(self):
+        return hash((self._metric, self._k, self._name, tuple(sorted(self._kwargs))))
+
     def __repr__(self):
         args = [repr(self._name)]
         if self._k is not None:
             args.append(f"k={self._k}")
         args.extend(f"{key}={value!r}" for key, value in self._kwargs.items())
         return f"make_ranking_scorer({', '.join(args)})"
+
+
+def _same(a, b):
+    """Whether two dicts of conventions are equal (array values compared whole)."""
+    if a.keys() != b.keys():
+        return False
+    return all(np.array_equal(a[key], b[key]) if isinstance(a[key], np.ndarray)
+               else a[key] == b[key] for key in a)
 
 
 def _takes_sample_weight(metric):
