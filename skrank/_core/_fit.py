@@ -32,6 +32,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._query import QueryLayout
 from ..losses import LossState
+from ..utils._validation import check_n_jobs
 from ._solvers import check_finite
 
 #: Rows of whole queries scored at once by :meth:`Objective.train_scores` for
@@ -330,9 +331,7 @@ def fit_runs(objective, solver, stopping, starts, seeds, *, n_jobs=None):
     workers than runs would idle, so a larger ``n_jobs`` (however large:
     joblib itself fails from about a million) is the number of runs.
     """
-    if n_jobs is not None and n_jobs > len(starts):
-        n_jobs = len(starts)
-    return Parallel(n_jobs=n_jobs)(
+    return Parallel(n_jobs=check_n_jobs(n_jobs, len(starts)))(
         delayed(run)(objective, solver, stopping, params, seed, f"Run {i}")
         for i, (params, seed) in enumerate(zip(starts, seeds))
     )

@@ -12,6 +12,7 @@ from .._query import QueryLayout
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._routing import accepts_qid
 from ..utils._sklearn_compat import make_metadata_request, routing_enabled
+from ..utils._validation import check_n_jobs
 
 __all__ = ["check_n_jobs", "check_ranking_scoring", "query_splits"]
 
@@ -307,48 +308,6 @@ def check_ranking_scoring(scoring):
         f"scoring must be a scorer name, a callable or a list/dict of them, "
         f"got {scoring!r}."
     )
-
-
-def check_n_jobs(n_jobs, n_tasks):
-    """``n_jobs`` checked, and capped at the ``n_tasks`` tasks run in parallel.
-
-    More workers than tasks would idle, so any larger count (however large:
-    joblib fails from about a million workers, and with an OverflowError
-    beyond the C int) means one worker per task; the results do not depend
-    on it. None (joblib's default, or the active ``parallel_backend``) and
-    negative counts (-1 for all CPUs, joblib's meaning) are kept.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        The number of joblib workers asked for.
-    n_tasks : int
-        The number of tasks to run.
-
-    Returns
-    -------
-    n_jobs : int or None
-
-    Raises
-    ------
-    TypeError
-        If ``n_jobs`` is not an int or None (a bool is refused).
-    ValueError
-        If ``n_jobs`` is 0, which joblib rejects.
-    """
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(
-            f"n_jobs must be None or a nonzero int (not a bool): the number of "
-            f"joblib workers, or -1 for all CPUs; got n_jobs={n_jobs!r}."
-        )
-    if n_jobs == 0:
-        raise ValueError(
-            "n_jobs must be None or a nonzero int: the number of joblib workers, "
-            "or -1 for all CPUs; got n_jobs=0."
-        )
-    return int(min(n_jobs, max(n_tasks, 1)))
 
 
 def check_layout(X, qid):

@@ -1,10 +1,11 @@
 """Input checks shared by the estimators, the losses and the metrics."""
 
+import numbers
 from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["check_numeric", "keep_fitted_state_on_error"]
+__all__ = ["check_n_jobs", "check_numeric", "keep_fitted_state_on_error"]
 
 #: What ``validate_data(..., reset=True)`` writes before a fit has succeeded.
 _RESET_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
@@ -85,3 +86,45 @@ def check_numeric(values, name):
         "scikit-learn's check_array(dtype='numeric')): convert it explicitly, e.g. "
         f"{name}.astype(float)."
     )
+
+
+def check_n_jobs(n_jobs, n_tasks):
+    """``n_jobs`` checked, and capped at the ``n_tasks`` tasks run in parallel.
+
+    More workers than tasks would idle, so any larger count (however large:
+    joblib fails from about a million workers, and with an OverflowError
+    beyond the C int) means one worker per task; the results do not depend
+    on it. None (joblib's default, or the active ``parallel_backend``) and
+    negative counts (-1 for all CPUs, joblib's meaning) are kept.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The number of joblib workers asked for.
+    n_tasks : int
+        The number of tasks to run.
+
+    Returns
+    -------
+    n_jobs : int or None
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not an int or None (a bool is refused).
+    ValueError
+        If ``n_jobs`` is 0, which joblib rejects.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(
+            f"n_jobs must be None or a nonzero int (not a bool): the number of "
+            f"joblib workers, or -1 for all CPUs; got n_jobs={n_jobs!r}."
+        )
+    if n_jobs == 0:
+        raise ValueError(
+            "n_jobs must be None or a nonzero int: the number of joblib workers, "
+            "or -1 for all CPUs; got n_jobs=0."
+        )
+    return int(min(n_jobs, max(n_tasks, 1)))
