@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skrank._core._solvers import LBFGS, SGD, SOLVERS, Adam
+from skrank._core._solvers import LBFGS, SGD, SOLVERS, Adam, DivergenceError
 
 TARGET = np.array([1.0, -2.0, 0.5])
 
@@ -270,3 +270,19 @@ def test_lbfgs_already_converged_records_one_update():
     assert monitor.losses == [0.0]
     assert_array_equal(monitor.params[0], start)
     assert_array_equal(params, start)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_lbfgs_refuses_a_gradient_whose_squared_norm_overflows():
+    # each entry is finite, the norm is not: inside scipy the step is then NaN
+    # or not, by the BLAS kernel; the solver stops the same way on every machine
+    problem = LinearProblem(n_params=4)
+    problem.value_and_grad = lambda params, batch=None: (float(params.sum()),
+                                                         np.full_like(params, 1e155))
+    with pytest.raises(DivergenceError, match=r"^the squared gradient norm \(L-BFGS's step "
+                                              r"size\) overflowed to inf or NaN"):
+        LBFGS(max_iter=5, tol=1e-6).minimize(problem, np.zeros(4), Monitor())
+    # the largest gradient whose squared norm is finite is used as it is
+    problem.value_and_grad = lambda params, batch=None: (float(params.sum()),
+                                                         np.full_like(params, 1e153))
+    LBFGS(max_iter=1, tol=1e-6).minimize(problem, np.zeros(4), Monitor())

@@ -15,10 +15,10 @@ settings in ``parameters``, so a front end builds any of them the same way.
 :data:`SOLVERS` maps names to classes.
 
 A run that overflows raises :class:`DivergenceError` (what overflowed, and
-where); the stochastic solvers check the parameters after every step, and
+where); the stochastic solvers check the parameters after every step,
 Adam its second-moment estimate (a squared gradient beyond the largest float
 would otherwise make every step 0, and the run would silently keep its
-initial weights).
+initial weights), and L-BFGS the squared norm of every gradient.
 """
 
 import numpy as np
@@ -180,8 +180,18 @@ class LBFGS:
                 stopped = True
                 raise StopIteration
 
+        def value_and_grad(params):
+            value, grad = problem.value_and_grad(params)
+            # L-BFGS works with the gradient's norm and inner products: past the
+            # largest float they are inf or NaN inside scipy, and whether a run
+            # then stops on a NaN step or goes on with a finite one depends on
+            # the BLAS kernel (some compute the norm in extended precision).
+            # The sum of squares in NumPy decides the same way on every machine.
+            check_finite(np.square(grad).sum(), "squared gradient norm (L-BFGS's step size)")
+            return value, grad
+
         result = minimize(
-            problem.value_and_grad,
+            value_and_grad,
             params,
             method="L-BFGS-B",
             jac=True,
