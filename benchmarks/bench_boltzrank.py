@@ -65,7 +65,7 @@ def report(name, value, goal, unit="x"):
 def loss_scaling(repeat):
     print(f"1. Loss + gradient of one query, k = {K} samples")
     print(f"  {'m':>6} {'loss (ms)':>10} {'C@s + p@C (ms)':>15} {'ratio':>7}")
-    loss = BoltzRankLoss(n_samples=K)
+    loss = BoltzRankLoss(n_rankings=K)
     times, ratios = [], []
     for m in SIZES:
         rng = np.random.default_rng(m)
@@ -135,7 +135,7 @@ def ohsumed(repeat):
     print(f"3. Sampling on OHSUMED Fold1 train ({X.shape[0]} rows, {layout.n_queries} queries)")
     loss = BoltzRankLoss()
     t_prepare = median_time(lambda: loss.prepare(y, layout, random_state=0), repeat)
-    print(f"  prepare (k = {loss.n_samples} rank samples, gains, target)   {t_prepare:.3f} s")
+    print(f"  prepare (k = {loss.n_rankings} rank samples, gains, target)   {t_prepare:.3f} s")
     print("4. Seconds per epoch on OHSUMED Fold1 train (one more epoch of a fit)")
     rankers = {
         "BoltzRank1": lambda **p: BoltzRankRanker(n_init=1, random_state=0, **p),

@@ -4,7 +4,7 @@ Four measurements on OHSUMED Fold1 train (9219 rows x 45 features, 63
 queries), every ratio taken against numpy timed in the same run:
 
 1. The fit's objective and its gradient with respect to the weights, as
-   L-BFGS calls it, for the linear model with the penalty of ``C=1``: the
+   L-BFGS calls it, for the linear model with the default penalty (``alpha="auto"``): the
    objective the ranker builds (``make_objective``: the folded one,
    ``FoldedObjective``, whose evaluation is ``Phi @ w`` and ``Phi.T @ g``
    on the ``(n_queries * k, n_features)`` matrix ``Phi`` of the
@@ -22,8 +22,8 @@ queries), every ratio taken against numpy timed in the same run:
    microseconds.
 2. The loss alone: objective + score gradient over all queries
    (``LogRankLoss.mean_value_and_grad`` on a prepared state: no input checks)
-   for the sampled models (``sampler="walk"``, ``n_samples`` rankings per
-   query plus the ideal one), the path of any network other than the linear
+   for the sampled models (``sampler="walk"``, ``n_rankings`` rankings per
+   query, the ideal one included), the path of any network other than the linear
    one. The arithmetic it must do is ``C_q^T s_q`` for the log-linear scores
    of every stored ranking and ``C_q g_q`` for the gradient; the reference is
    numpy's ``s @ C`` plus ``C @ g`` on the float64 ``(n_rows, k)`` matrix
@@ -109,17 +109,17 @@ def per_query_products(C, s, layout):
     return products
 
 
-SAMPLED = [("convex", "ndcg"), ("expgain", "map"), ("l3", "auc")]
+SAMPLED = [("convex", "ndcg@10"), ("expected_gain", "map"), ("l3", "auc")]
 #: The models of the fit's objective: the default first.
-FIT_MODELS = [("l3", "ndcg"), *SAMPLED]
+FIT_MODELS = [("l3", "ndcg@10"), *SAMPLED]
 
 
 def fit_objective_cost(X, y, qid, repeat):
-    print("1. The fit's objective + weight gradient (linear model, C=1) on OHSUMED Fold1 "
+    print("1. The fit's objective + weight gradient (linear model, alpha='auto') on OHSUMED Fold1 "
           "train, against X @ w + X.T @ g")
     layout = QueryLayout(qid)  # the file's rows are grouped by query
     network = LinearNetwork(X.shape[1])
-    alpha = 2.0 / layout.n_queries  # LogRankRanker's penalty for C=1
+    alpha = 2.0 / layout.n_queries  # LogRankRanker's alpha="auto"
     rng = np.random.default_rng(0)
     w = rng.normal(size=X.shape[1])
     g = rng.normal(size=X.shape[0])
@@ -127,8 +127,8 @@ def fit_objective_cost(X, y, qid, repeat):
           f" {'reference (ms)':>15} {'ratio':>7} {'unfolded':>9}")
     worst = 0.0
     for objective, gain in FIT_MODELS:
-        for n_samples in (50, 100, 200):
-            loss = LogRankLoss(objective, gain=gain, sampler="walk", n_samples=n_samples)
+        for n_rankings in (51, 101, 201):
+            loss = LogRankLoss(objective, metric=gain, sampler="walk", n_rankings=n_rankings)
             state = loss.prepare(y, layout, random_state=0)
             fit = make_objective(network, loss, state, y, X, None, alpha)  # as the ranker
             folded = FoldedObjective(network, loss, state, y, X, None, alpha)
@@ -140,7 +140,7 @@ def fit_objective_cost(X, y, qid, repeat):
             uses_fold = isinstance(fit, FoldedObjective)
             ratio = r_fold if uses_fold else r_unfold
             worst = max(worst, ratio)
-            print(f"  {objective + '-' + gain:<16}{n_samples + 1:>5} "
+            print(f"  {objective + '-' + gain:<16}{n_rankings:>5} "
                   f"{'folded' if uses_fold else 'unfolded':>9} {1e3 * t_fold:12.3f} "
                   f"{1e3 * t_unfold:14.3f} {1e3 * t_ref:15.3f} {ratio:7.2f} {r_unfold:9.2f}")
     met = "met" if worst <= GOAL else "NOT met"
@@ -156,8 +156,8 @@ def objective_cost(X, y, qid, repeat):
           f" {'1 thread':>9} {'floor':>6}")
     worst = 0.0
     for objective, gain in SAMPLED:
-        for n_samples in (50, 100, 200):
-            loss = LogRankLoss(objective, gain=gain, sampler="walk", n_samples=n_samples)
+        for n_rankings in (51, 101, 201):
+            loss = LogRankLoss(objective, metric=gain, sampler="walk", n_rankings=n_rankings)
             state = loss.prepare(y, layout, random_state=0)
             C = state.per_row["coef"].astype(np.float64)
             g = rng.random(C.shape[1])
@@ -182,8 +182,8 @@ def objective_cost(X, y, qid, repeat):
         return (np.bincount(pair_query, d, minlength=layout.n_queries),
                 np.bincount(g_pos, d, minlength=len(s)) - np.bincount(b_pos, d, minlength=len(s)))
 
-    for objective in ("mle", "expgain", "l3", "convex"):
-        loss = LogRankLoss(objective, gain="auc", sampler="exact")
+    for objective in ("likelihood", "expected_gain", "l3", "convex"):
+        loss = LogRankLoss(objective, metric="auc", sampler="exact")
         state = loss.prepare(y, layout, random_state=0)
         t_loss, t_ref, ratio = paired_times(lambda: loss.mean_value_and_grad(s, state),
                                             reference, repeat, calls=3)
@@ -195,11 +195,12 @@ def sampler_cost(y, qid, repeat):
     print("3. Sampler (LogRankLoss.prepare), once per fit")
     layout = QueryLayout(qid)
     for restart in ("two", "graded"):
-        for n_samples, walk_length in ((100, 10), (100, 50), (200, 10)):
-            loss = LogRankLoss("convex", gain="ndcg", sampler="walk", n_samples=n_samples,
-                               walk_length=walk_length, restart=restart)
+        for n_rankings, walk_length in ((101, 10), (101, 50), (201, 10)):
+            loss = LogRankLoss("convex", metric="ndcg@10", sampler="walk", n_rankings=n_rankings,
+                               walk_length=walk_length, walk_restart=restart)
             t = median_time(lambda: loss.prepare(y, layout, random_state=0), repeat)
-            print(f"  restart={restart:<7} n_samples={n_samples:<4} walk_length={walk_length:<3}"
+            print(f"  walk_restart={restart:<7} n_rankings={n_rankings:<4} "
+                  f"walk_length={walk_length:<3}"
                   f"{1e3 * t:9.1f} ms")
 
 
@@ -208,7 +209,7 @@ def fit_cost(X, y, qid, repeat):
     models = {
         "LogRank (default)": lambda: LogRankRanker(random_state=0),
         **{f"LogRank {o}-{g} (walk)": (lambda o=o, g=g: LogRankRanker(
-            objective=o, gain=g, sampler="walk", random_state=0)) for o, g in SAMPLED},
+            objective=o, metric=g, sampler="walk", random_state=0)) for o, g in SAMPLED},
         "Ridge": lambda: Ridge(),
         "ListNet": lambda: ListNetRanker(random_state=0),
     }

@@ -63,7 +63,7 @@ print(f"{name}: {layout.n_queries} training queries of {layout.sizes.min()} to "
 # the same rankings. A query whose labels are all equal gives every ranking
 # the same NDCG (it adds nothing to the loss); those queries are left out.
 K = (5, 10)
-states = {k: BoltzRankLoss(gain=f"ndcg@{k}").prepare(y, layout, random_state=0)
+states = {k: BoltzRankLoss(metric=f"ndcg@{k}").prepare(y, layout, random_state=0)
           for k in K}
 assert np.array_equal(states[5].per_row["ranks"], states[10].per_row["ranks"])
 informative = states[10].per_query["informative"]

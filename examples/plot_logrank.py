@@ -33,12 +33,13 @@ results = {"Ridge": ndcg_score(y_test, ridge.predict(X_test), qid=qid_test, k=10
 # random walk, restarted from rankings with bad documents on top
 # (``sampler="auto"`` picks). ExpGain is not convex; the others are, for the
 # linear model.
-models = [("mle", "auc")] + [(o, g) for o in ("expgain", "l3", "convex")
+models = [("likelihood", "auc")] + [(o, g) for o in ("expected_gain", "l3", "convex")
                              for g in ("auc", "map", "ndcg")]
 for objective, gain in models:
-    ranker = LogRankRanker(objective=objective, gain=gain, random_state=0)
+    metric = "ndcg@10" if gain == "ndcg" else gain
+    ranker = LogRankRanker(objective=objective, metric=metric, random_state=0)
     ranker.fit(X, y, qid=qid)
-    name = "MLE" if objective == "mle" else f"{objective}-{gain}"
+    name = "MLE" if objective == "likelihood" else f"{objective}-{gain}"
     results[name] = ranker.score(X_test, y_test, qid=qid_test)
     print(f"{name:<14} test NDCG@10 {results[name]:.4f} ({ranker.n_iter_} L-BFGS iterations)")
 

@@ -11,11 +11,11 @@ log-linear model :math:`\Pr(y | x_q) \propto \exp(w \cdot \phi(x_q, y))`
 :math:`\hat Y_q \cup \{y_q\}` of rankings drawn once per fit by the random
 walk of §4. This example looks at both:
 
-* **Restart skew.** With ``restart="graded"`` every walk restarts from the
+* **Restart skew.** With ``walk_restart="graded"`` every walk restarts from the
   good documents as one block below :math:`i` bad ones, drawn with
   probability :math:`\propto \exp(\kappa \Delta_i)`, :math:`\Delta_i` the
   loss :math:`1 - G` of that ranking and :math:`\kappa \le 0`
-  (``restart_skew``). What does :math:`\kappa` do to the sample, and to the
+  (``walk_restart_skew``). What does :math:`\kappa` do to the sample, and to the
   test NDCG@10 of :class:`~skrank.rankers.LogRankRanker` with ExpGain-MAP?
 * **Closed form against sample.** ExpGain-AUC with ``sampler="exact"`` and
   with ``sampler="walk"`` on the same scores, as the number of sampled
@@ -63,7 +63,7 @@ print(f"Ridge (baseline): test NDCG@10 {ridge_ndcg:.4f}")
 # A graded restart is the ranking :math:`B^i G^{n^+} B^{n^- - i}`: :math:`i`
 # bad documents, then all good ones, then the other bad ones. Its average
 # precision is :math:`\frac{1}{n^+}\sum_{r=1}^{n^+} \frac{r}{i + r}`, so
-# with ``gain="map"`` the restart is drawn with probability
+# with ``metric="map"`` the restart is drawn with probability
 # :math:`\propto \exp(\kappa (1 - \mathrm{AP}_i))`. With :math:`\kappa = 0`
 # every :math:`i` from 0 to :math:`n^-` is equally likely; the more negative
 # :math:`\kappa`, the more the restarts concentrate on few bad documents on
@@ -80,7 +80,7 @@ SETTINGS = [("graded", k) for k in KAPPAS] + [("two", None)]
 
 
 def label(restart, kappa):
-    return f"graded, κ = {kappa:g}" if restart == "graded" else 'restart="two"'
+    return f"graded, κ = {kappa:g}" if restart == "graded" else 'walk_restart="two"'
 
 
 def bad_above_first_good(ranks, good, layout):
@@ -99,8 +99,8 @@ restart_freq = {}
 for kappa in KAPPAS:
     formula = np.exp(kappa * (1.0 - ap))
     formula /= formula.sum()
-    loss = LogRankLoss("expgain", gain="map", sampler="walk", n_samples=10_000,
-                       restart_skew=kappa)
+    loss = LogRankLoss("expected_gain", metric="map", sampler="walk", n_rankings=10_001,
+                       walk_restart_skew=kappa)
     state = loss.prepare(y[rows], one_query, random_state=0)
     first = bad_above_first_good(state.per_row["ranks"], good[rows], one_query)[0]
     restarts = first[1::loss.walk_length]
@@ -118,12 +118,12 @@ print(f"(query {layout.unique_qid[q]}: {p} good, {m} bad documents)")
 # once per fit. For every setting, the average precision of the distinct
 # sampled rankings of the training queries (the ideal ranking, always in
 # the sample, left out), the fraction with a bad document on top, and the
-# number of distinct rankings per query. ``restart="two"`` restarts from the
+# number of distinct rankings per query. ``walk_restart="two"`` restarts from the
 # ideal ranking with probability 0.9 and from the worst one otherwise.
 sample_map = {}
 for restart, kappa in SETTINGS:
-    loss = LogRankLoss("expgain", gain="map", sampler="walk", restart=restart,
-                       restart_skew=-10.0 if kappa is None else kappa)
+    loss = LogRankLoss("expected_gain", metric="map", sampler="walk", walk_restart=restart,
+                       walk_restart_skew=-10.0 if kappa is None else kappa)
     state = loss.prepare(y, layout, random_state=0)
     keep = state.per_query["valid"][informative, 1:]
     gains = state.per_query["gains"][informative, 1:][keep]
@@ -145,8 +145,8 @@ SEEDS = [0, 1, 2]
 test_ndcg = {}
 for restart, kappa in SETTINGS:
     test_ndcg[restart, kappa] = [
-        LogRankRanker(objective="expgain", gain="map", sampler="walk", restart=restart,
-                      restart_skew=-10.0 if kappa is None else kappa, random_state=seed)
+        LogRankRanker(objective="expected_gain", metric="map", sampler="walk", walk_restart=restart,
+                      walk_restart_skew=-10.0 if kappa is None else kappa, random_state=seed)
         .fit(X, y, qid=qid).score(X_test, y_test, qid=qid_test)
         for seed in SEEDS
     ]
@@ -215,7 +215,7 @@ plt.show()
 # The scores are those of ExpGain-AUC fitted in closed form. For three small
 # training queries the sum over all total orders is computed by brute force:
 # every permutation of the documents, reduced to its distinct pair bits.
-exact_ranker = LogRankRanker(objective="expgain", gain="auc", sampler="exact",
+exact_ranker = LogRankRanker(objective="expected_gain", metric="auc", sampler="exact",
                              random_state=0)
 exact_ranker.fit(X, y, qid=qid)
 scores = exact_ranker.predict(X)
@@ -246,7 +246,7 @@ for query in [7, 192, 10]:  # 5, 6 and 8 documents
     r = qid == query
     s, labels = scores[r], y[r]
     n_total, e_total = total_order_auc(s, good[r])
-    closed_loss = LogRankLoss("expgain", gain="auc", sampler="exact")
+    closed_loss = LogRankLoss("expected_gain", metric="auc", sampler="exact")
     e_closed, _ = expected_auc(closed_loss, s, labels)
     n_p, n_n = good[r].sum(), (~good[r]).sum()
     print(f"query {query}: {n_p} good, {n_n} bad; {n_total} total orders of "
@@ -254,7 +254,7 @@ for query in [7, 192, 10]:  # 5, 6 and 8 documents
           f"over the total orders {e_total:.6f}")
     errors = []
     for n in N_SAMPLES:
-        loss = LogRankLoss("expgain", gain="auc", sampler="walk", n_samples=n)
+        loss = LogRankLoss("expected_gain", metric="auc", sampler="walk", n_rankings=n)
         e_walk, state = expected_auc(loss, s, labels)
         n_distinct = int(state.per_query["valid"].sum())
         errors.append((abs(e_walk - e_total), abs(e_walk - e_closed), n_distinct))
@@ -268,19 +268,19 @@ for query in [7, 192, 10]:  # 5, 6 and 8 documents
 # The same on all training queries (up to 27 documents): the mean loss over
 # queries, as the fit sees it, and the gradient at the same scores, against
 # the closed form.
-closed = LogRankLoss("expgain", gain="auc", sampler="exact")
+closed = LogRankLoss("expected_gain", metric="auc", sampler="exact")
 closed_value, closed_grad = closed.value_and_grad(scores, closed.prepare(y, layout))
 print(f"closed form: mean loss {closed_value:.4f}")
 walk_values = []
 for n in N_SAMPLES[:4]:
-    loss = LogRankLoss("expgain", gain="auc", sampler="walk", n_samples=n)
+    loss = LogRankLoss("expected_gain", metric="auc", sampler="walk", n_rankings=n)
     value, grad = loss.value_and_grad(scores, loss.prepare(y, layout, random_state=0))
     walk_values.append(value)
     cosine = grad @ closed_grad / np.linalg.norm(grad) / np.linalg.norm(closed_grad)
     print(f"walk, {n:5d} samples: mean loss {value:.4f}; "
           f"cosine of the gradients {cosine:.3f}")
 
-walk_ranker = LogRankRanker(objective="expgain", gain="auc", sampler="walk",
+walk_ranker = LogRankRanker(objective="expected_gain", metric="auc", sampler="walk",
                             random_state=0)
 walk_ranker.fit(X, y, qid=qid)
 print(f"ExpGain-AUC test NDCG@10: closed form "
@@ -301,13 +301,13 @@ for c, (query, (errors, n_total)) in enumerate(curves.items()):
     ax[0].loglog(N_SAMPLES, np.maximum(errors[:, 1], FLOOR), "s--", color=f"C{c}", ms=4)
 ax[0].plot([], [], "k-", label="against all total orders")
 ax[0].plot([], [], "k--", label="against the closed form")
-ax[0].set(xlabel="sampled rankings per query (n_samples)",
+ax[0].set(xlabel="rankings per query (n_rankings)",
           ylabel="|E_S[AUC] - exact|", title="three small queries")
 ax[0].legend(fontsize=8)
 
 ax[1].semilogx(N_SAMPLES[:4], walk_values, "o-", label='sampler="walk"')
 ax[1].axhline(closed_value, color="k", ls="--", label='sampler="exact"')
-ax[1].set(xlabel="sampled rankings per query (n_samples)",
+ax[1].set(xlabel="rankings per query (n_rankings)",
           ylabel="mean ExpGain-AUC loss", title=f"all {layout.n_queries} training queries",
           ylim=(0, None))
 ax[1].legend(fontsize=8)

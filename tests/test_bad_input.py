@@ -46,8 +46,8 @@ RANKERS = [ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker]
 FAST = {
     ListNetRanker: dict(max_iter=3),
     SoftRankRanker: dict(max_iter=3),
-    BoltzRankRanker: dict(max_iter=3, n_samples=5, n_init=1),
-    LogRankRanker: dict(max_iter=3, n_samples=5),
+    BoltzRankRanker: dict(max_iter=3, n_rankings=5, n_init=1),
+    LogRankRanker: dict(max_iter=3, n_rankings=6),
 }
 METRICS = [ndcg_score, dcg_score, average_precision_score, map_score, precision_at_k]
 
@@ -280,12 +280,18 @@ def test_huge_k_of_logrank_is_no_cut_off(k, data):
     X, y, qid = data
     longest = np.bincount(qid).max()
     assert ndcg_score(y, X[:, 0], qid=qid, k=k) == ndcg_score(y, X[:, 0], qid=qid, k=None)
-    huge = _fast(LogRankRanker, k=k).fit(X, y, qid=qid)
-    np.testing.assert_array_equal(huge.coef_, _fast(LogRankRanker, k=longest).fit(X, y, qid=qid).coef_)
-    assert huge.k == k  # the parameter is kept as given
-    for gain in ("ndcg", "map"):  # k also shapes the graded restarts of every gain
-        state = LogRankLoss(gain=gain, k=k).prepare(y, qid, random_state=0)
-        expected = LogRankLoss(gain=gain, k=longest).prepare(y, qid, random_state=0)
+    huge = _fast(LogRankRanker, metric=f"ndcg@{k}").fit(X, y, qid=qid)
+    np.testing.assert_array_equal(
+        huge.coef_, _fast(LogRankRanker, metric=f"ndcg@{longest}").fit(X, y, qid=qid).coef_)
+    np.testing.assert_array_equal(  # and no cut-off at all
+        huge.coef_, _fast(LogRankRanker, metric="ndcg").fit(X, y, qid=qid).coef_)
+    assert huge.metric == f"ndcg@{k}"  # the parameter is kept as given
+    # k also shapes the graded restarts of the likelihood
+    for objective in ("l3", "likelihood"):
+        state = LogRankLoss(objective, metric=f"ndcg@{k}", sampler="walk").prepare(
+            y, qid, random_state=0)
+        expected = LogRankLoss(objective, metric=f"ndcg@{longest}", sampler="walk").prepare(
+            y, qid, random_state=0)
         np.testing.assert_array_equal(state.per_row["coef"], expected.per_row["coef"])
         np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
 
@@ -293,8 +299,8 @@ def test_huge_k_of_logrank_is_no_cut_off(k, data):
 @pytest.mark.parametrize("walk_length", [7, 8, *HUGE])
 def test_walk_longer_than_the_sample_is_one_walk(walk_length, data):
     _, y, qid = data
-    state = LogRankLoss(n_samples=7, walk_length=walk_length).prepare(y, qid, random_state=0)
-    expected = LogRankLoss(n_samples=7, walk_length=7).prepare(y, qid, random_state=0)
+    state = LogRankLoss(n_rankings=7, walk_length=walk_length).prepare(y, qid, random_state=0)
+    expected = LogRankLoss(n_rankings=7, walk_length=7).prepare(y, qid, random_state=0)
     for key in ("coef", "ranks"):
         np.testing.assert_array_equal(state.per_row[key], expected.per_row[key])
     np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
@@ -356,8 +362,8 @@ def test_huge_iteration_limits_are_no_limit(value, data):
 @pytest.mark.parametrize("cls, name, low", [
     (ListNetRanker, "n_init", 1),
     (ListNetRanker, "hidden_layer_sizes", 1),
-    (LogRankRanker, "n_samples", 1),
-    (BoltzRankRanker, "n_samples", 2),
+    (LogRankRanker, "n_rankings", 2),
+    (BoltzRankRanker, "n_rankings", 2),
     (BoltzRankRanker, "pairwise_hidden_layer_sizes", 1),
 ], ids=lambda v: getattr(v, "__name__", v))
 def test_huge_counts_of_what_the_fit_holds_are_refused(cls, name, low, value, data):
@@ -369,8 +375,8 @@ def test_huge_counts_of_what_the_fit_holds_are_refused(cls, name, low, value, da
 
 
 @pytest.mark.parametrize("value", HUGE)
-@pytest.mark.parametrize("cls, name", [(LogRankLoss, "n_samples"), (losses.BoltzRankLoss,
-                                                                      "n_samples")])
+@pytest.mark.parametrize("cls, name", [(LogRankLoss, "n_rankings"), (losses.BoltzRankLoss,
+                                                                      "n_rankings")])
 def test_huge_sample_counts_of_the_losses_are_refused(cls, name, value):
     with pytest.raises(InvalidParameterError,
                        match=rf"^The '{name}' parameter of {cls.__name__} must be .*\. "
@@ -399,7 +405,7 @@ def test_huge_layer_widths_are_refused(cls, name, message, value, data):
 #: beyond the largest numpy array length is refused. Every other integer
 #: parameter is a limit (a cut-off, a batch, iterations, patience, workers),
 #: which any larger value leaves as "no limit", and must work.
-COUNTS = {"n_samples", "n_init", "hidden_layer_sizes", "pairwise_hidden_layer_sizes",
+COUNTS = {"n_rankings", "n_init", "hidden_layer_sizes", "pairwise_hidden_layer_sizes",
           # Sinkhorn runs every iteration it is given (no tolerance) at every
           # evaluation: bounded at 10,000 (see SoftRankLoss), a huge count is refused
           "sinkhorn_iterations"}
@@ -449,8 +455,8 @@ def test_every_integer_parameter_takes_a_huge_value_or_refuses_it(cls, name, val
 # 4. bool as an integer ------------------------------------------------------
 def test_the_walk_finds_the_integer_parameters():
     found = {f"{cls.__name__}.{name}" for cls, name in INTEGER_PARAMETERS}
-    assert {"LogRankRanker.k", "LogRankLoss.k", "ListNetRanker.batch_size",
-            "SoftRankLoss.truncation", "SoftRankRanker.n_exact", "BoltzRankRanker.n_samples",
+    assert {"LogRankRanker.walk_length", "LogRankLoss.n_rankings", "ListNetRanker.batch_size",
+            "SoftRankLoss.truncation", "SoftRankRanker.n_exact", "BoltzRankRanker.n_rankings",
             "BoltzRankRanker.pairwise_hidden_layer_sizes", "ListNetRanker.n_jobs",
             "RankerRandomizedSearchCV.n_iter", "RankerSearchCV.pre_dispatch"} <= found
     assert {cls for cls, _ in INTEGER_PARAMETERS} >= set(PUBLIC_LOSSES) - {losses.ListNetLoss}

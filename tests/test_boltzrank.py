@@ -79,7 +79,7 @@ def test_energy_is_lowest_for_the_ranking_by_score(rng):
 def test_probabilities_are_the_boltzmann_distribution_over_the_samples(graded):
     y, s, qid = graded
     layout = QueryLayout(qid)
-    loss = BoltzRankLoss(n_samples=20)
+    loss = BoltzRankLoss(n_rankings=20)
     state = loss.prepare(y, layout, random_state=0)
     prob = loss.probabilities(s, state)
     assert prob.shape == (3, 20)
@@ -94,7 +94,7 @@ def test_probabilities_are_the_boltzmann_distribution_over_the_samples(graded):
 
 def test_label_sorted_sample_has_the_highest_target_probability(graded):
     y, _, qid = graded
-    state = BoltzRankLoss(n_samples=50).prepare(y, QueryLayout(qid), random_state=1)
+    state = BoltzRankLoss(n_rankings=50).prepare(y, QueryLayout(qid), random_state=1)
     target = state.per_query["target"]
     assert_allclose(target.sum(axis=1), 1.0, rtol=1e-12)
     assert (target[:, 0] >= target.max(axis=1) - 1e-15).all()
@@ -105,7 +105,7 @@ def test_target_temperature_sharpens_the_target(graded):
     layout = QueryLayout(qid)
 
     def entropy(temperature):
-        t = BoltzRankLoss(n_samples=30, target_temperature=temperature).prepare(
+        t = BoltzRankLoss(n_rankings=30, target_temperature=temperature).prepare(
             y, layout, random_state=0).per_query["target"]
         return -(t * np.log(t)).sum(axis=1)
 
@@ -219,7 +219,7 @@ def test_three_level_mix_matches_the_paper():
 def test_other_label_sets_get_a_full_range_of_gains(rng, levels):
     y = rng.integers(0, levels, size=80).astype(float)
     layout = QueryLayout(np.zeros(80, dtype=int))
-    state = BoltzRankLoss(n_samples=400).prepare(y, layout, random_state=0)
+    state = BoltzRankLoss(n_rankings=400).prepare(y, layout, random_state=0)
     gains = state.per_query["gains"][0]
     assert gains[0] == pytest.approx(1.0)
     low, high = np.quantile(gains, [0.1, 0.9])
@@ -231,7 +231,7 @@ def test_gains_are_the_metric_of_each_sample(graded):
     layout = QueryLayout(qid)
     for gain, oracle in [("ndcg@3", lambda lab, r: _ndcg_at(lab, r, 3)),
                          ("ndcg", lambda lab, r: _ndcg_at(lab, r, len(lab)))]:
-        state = BoltzRankLoss(n_samples=15, gain=gain).prepare(y, layout, random_state=2)
+        state = BoltzRankLoss(n_rankings=15, metric=gain).prepare(y, layout, random_state=2)
         ranks, y_sorted = state.per_row["ranks"], layout.to_sorted(y)
         for q, (a, b) in enumerate(zip(layout.offsets[:-1], layout.offsets[1:])):
             expected = [oracle(y_sorted[a:b], ranks[a:b, i]) for i in range(15)]
@@ -241,7 +241,7 @@ def test_gains_are_the_metric_of_each_sample(graded):
 def test_map_gain(graded):
     y, _, qid = graded
     layout = QueryLayout(qid)
-    state = BoltzRankLoss(n_samples=10, gain="map").prepare(y, layout, random_state=0)
+    state = BoltzRankLoss(n_rankings=10, metric="map").prepare(y, layout, random_state=0)
     ranks, y_sorted = state.per_row["ranks"], layout.to_sorted(y)
     a, b = layout.offsets[0], layout.offsets[1]
     for i in range(10):
@@ -256,7 +256,7 @@ def test_map_gain(graded):
 def test_objective_equals_a_direct_implementation(graded, gain_weight):
     y, s, qid = graded
     layout = QueryLayout(qid)
-    loss = BoltzRankLoss(n_samples=12, gain_weight=gain_weight, gain="ndcg@5")
+    loss = BoltzRankLoss(n_rankings=12, gain_weight=gain_weight, metric="ndcg@5")
     state = loss.prepare(y, layout, random_state=4)
     value, _ = loss.value_and_grad(s, state)
     ranks = state.per_row["ranks"]
@@ -275,7 +275,7 @@ def test_objective_equals_a_direct_implementation(graded, gain_weight):
 def test_likelihood_is_minus_the_log_probability_of_the_label_sorted_sample(graded):
     y, s, qid = graded
     layout = QueryLayout(qid)
-    loss = BoltzRankLoss(n_samples=12, objective="likelihood")
+    loss = BoltzRankLoss(n_rankings=12, objective="likelihood")
     state = loss.prepare(y, layout, random_state=4)
     value, _ = loss.value_and_grad(s, state)
     prob = loss.probabilities(s, state)
@@ -286,7 +286,7 @@ def test_queries_with_equal_labels_contribute_nothing(rng):
     qid = np.repeat([0, 1], [5, 4])
     y = np.r_[np.full(5, 2.0), [0.0, 1.0, 2.0, 0.0]]
     s = rng.normal(size=9)
-    loss = BoltzRankLoss(n_samples=8)
+    loss = BoltzRankLoss(n_rankings=8)
     layout = QueryLayout(qid)
     state = loss.prepare(y, layout, random_state=0)
     value, grad = loss.value_and_grad(s, state)
@@ -299,7 +299,7 @@ def test_queries_with_equal_labels_contribute_nothing(rng):
 def test_the_objective_favours_scores_that_agree_with_the_labels(graded):
     y, s, qid = graded
     layout = QueryLayout(qid)
-    loss = BoltzRankLoss(n_samples=50)
+    loss = BoltzRankLoss(n_rankings=50)
     state = loss.prepare(y, layout, random_state=0)
     assert loss.value_and_grad(5 * y, state)[0] < loss.value_and_grad(-5 * y, state)[0]
     assert loss.value_and_grad(5 * y, state)[0] < loss.value_and_grad(s, state)[0]
@@ -309,7 +309,7 @@ def test_chunks_of_queries_equal_one_pass(graded, monkeypatch):
     import skrank.losses._sampled as sampled
 
     y, s, qid = graded
-    loss = BoltzRankLoss(n_samples=10)
+    loss = BoltzRankLoss(n_rankings=10)
     state = loss.prepare(y, QueryLayout(qid), random_state=0)
     value, grad = loss.value_and_grad(s, state)
     monkeypatch.setattr(sampled, "MAX_CELLS", 50)  # every query on its own
@@ -318,7 +318,7 @@ def test_chunks_of_queries_equal_one_pass(graded, monkeypatch):
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("params", [{}, {"objective": "likelihood"}, {"gain": "map"},
+@pytest.mark.parametrize("params", [{}, {"objective": "likelihood"}, {"metric": "map"},
                                     {"target_temperature": 0.5}], ids=str)
 @pytest.mark.parametrize("seed", [0, np.random.RandomState(4)], ids=["int", "RandomState"])
 def test_setup_in_chunks_of_queries_equals_one_pass(graded, monkeypatch, params, seed):
@@ -326,7 +326,7 @@ def test_setup_in_chunks_of_queries_equals_one_pass(graded, monkeypatch, params,
 
     y, _, qid = graded
     layout = QueryLayout(qid)
-    loss = BoltzRankLoss(n_samples=10, **params)
+    loss = BoltzRankLoss(n_rankings=10, **params)
     state = loss.prepare(y, layout, random_state=clone_seed(seed))
     monkeypatch.setattr(boltzrank, "SETUP_CELLS", 60)  # six rows: one query at a time
     assert len(list(layout.ranges(60 // 10))) == layout.n_queries
@@ -347,7 +347,7 @@ def test_setup_memory_is_bounded_by_the_chunk_not_the_data(monkeypatch):
 
     X, y, qid = make_ranking(n_queries=100, n_docs=(20, 80), n_features=1, random_state=0)
     layout = QueryLayout(qid)
-    loss = BoltzRankLoss(n_samples=50)
+    loss = BoltzRankLoss(n_rankings=50)
     monkeypatch.setattr(boltzrank, "SETUP_CELLS", 2**13)
     tracemalloc.start()
     try:
@@ -375,10 +375,10 @@ def clone_seed(seed):
     [
         ({"gain_weight": 1.5}, "gain_weight"),
         ({"gain_weight": -0.1}, "gain_weight"),
-        ({"n_samples": 1}, "n_samples"),
+        ({"n_rankings": 1}, "n_rankings"),
         ({"objective": "kl"}, "objective"),
-        ({"gain": "ndgc@10"}, "gain"),
-        ({"gain": 3}, "gain"),
+        ({"metric": "ndgc@10"}, "metric"),
+        ({"metric": 3}, "metric"),
         ({"target_temperature": 0.0}, "target_temperature"),
     ],
 )
@@ -389,10 +389,10 @@ def test_loss_rejects_bad_parameters(params, match):
 
 def test_default_gain_refuses_labels_it_cannot_score():
     layout = QueryLayout(np.zeros(3, dtype=int))
-    with pytest.raises(ValueError, match="gain=.*cannot score the labels y"):
-        BoltzRankLoss(n_samples=4).prepare(np.array([0.0, 2000.0, 1.0]), layout)
+    with pytest.raises(ValueError, match="metric=.*cannot score the labels y"):
+        BoltzRankLoss(n_rankings=4).prepare(np.array([0.0, 2000.0, 1.0]), layout)
     linear = make_ranking_scorer("ndcg", k=10, gain="linear")
-    state = BoltzRankLoss(n_samples=4, gain=linear).prepare(np.array([0.0, 2000.0, 1.0]),
+    state = BoltzRankLoss(n_rankings=4, metric=linear).prepare(np.array([0.0, 2000.0, 1.0]),
                                                             layout, random_state=0)
     assert np.isfinite(state.per_query["gains"]).all()
 
@@ -418,7 +418,7 @@ def _chance(y, qid):
         {"output_activation": "scaled_tanh", "restarts": "best"},  # the paper's set-up
         {"hidden_layer_sizes": (3,), "pairwise_hidden_layer_sizes": (5,)},  # BoltzRank2
         {"hidden_layer_sizes": (), "output_activation": "identity", "restarts": "average"},
-        {"objective": "likelihood", "gain": "map"},
+        {"objective": "likelihood", "metric": "map"},
         {"solver": "sgd", "batch_size": 1, "learning_rate_init": 0.01, "momentum": 0.0},
     ],
     ids=repr,
@@ -504,10 +504,10 @@ def test_search_over_gain_weight_and_hidden_units(split_data):
     "params, match",
     [
         ({"gain_weight": 1.5}, "'gain_weight' parameter"),
-        ({"n_samples": 1}, "'n_samples' parameter"),
+        ({"n_rankings": 1}, "'n_rankings' parameter"),
         ({"objective": "kl"}, "'objective' parameter"),
         ({"output_activation": "relu"}, "'output_activation' parameter"),
-        ({"gain": "ndgc@10"}, "gain must be a ranking metric name"),
+        ({"metric": "ndgc@10"}, "metric must be a ranking metric name"),
         ({"pairwise_hidden_layer_sizes": (5, 5)}, "pairwise_hidden_layer_sizes must be"),
         ({"hidden_layer_sizes": (), "output_activation": "scaled_tanh"},
          "output_activation must be 'identity'"),

@@ -29,20 +29,20 @@ RANKERS = [
     _fast(SoftRankRanker, solver="sgd", n_init=2, restarts="best"),
     # BoltzRank1 (the paper's 5 scaled-tanh units) and BoltzRank2 (pairwise
     # potential; predict(X) without qid scores all rows as one query)
-    _fast(BoltzRankRanker, n_samples=10, n_init=2),
-    _fast(BoltzRankRanker, n_samples=10, n_init=2, output_activation="scaled_tanh",
+    _fast(BoltzRankRanker, n_rankings=10, n_init=2),
+    _fast(BoltzRankRanker, n_rankings=10, n_init=2, output_activation="scaled_tanh",
           restarts="best"),
-    _fast(BoltzRankRanker, n_samples=10, n_init=1, hidden_layer_sizes=(3,),
+    _fast(BoltzRankRanker, n_rankings=10, n_init=1, hidden_layer_sizes=(3,),
           pairwise_hidden_layer_sizes=(5,)),
-    _fast(BoltzRankRanker, n_samples=5, hidden_layer_sizes=(), output_activation="identity",
+    _fast(BoltzRankRanker, n_rankings=5, hidden_layer_sizes=(), output_activation="identity",
           solver="lbfgs", objective="likelihood"),
     # LogRank: the default (sampled L3-NDCG), the AUC closed form, the
     # non-convex ExpGain on a small MLP with restarts
     LogRankRanker(random_state=0),
-    LogRankRanker(objective="convex", gain="auc", normalize_pairs=False, max_iter=50,
+    LogRankRanker(objective="convex", metric="auc", normalize_pairs=False, max_iter=50,
                   random_state=0),
-    LogRankRanker(objective="expgain", gain="map", n_samples=10, walk_length=3,
-                  restart="graded", hidden_layer_sizes=(3,), n_init=2, max_iter=30,
+    LogRankRanker(objective="expected_gain", metric="map", n_rankings=10, walk_length=3,
+                  walk_restart="graded", hidden_layer_sizes=(3,), n_init=2, max_iter=30,
                   random_state=0),
 ]
 ESTIMATORS = [QueryNormalizer(), QueryNormalizer(method="zscore"), *RANKERS]

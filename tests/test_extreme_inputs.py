@@ -47,7 +47,7 @@ STATE_MESSAGE = r"^state must be the LossState returned by this loss's prepare \
 
 
 @pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(),
-                                  BoltzRankLoss(n_samples=5)], ids=lambda v: type(v).__name__)
+                                  BoltzRankLoss(n_rankings=5)], ids=lambda v: type(v).__name__)
 @pytest.mark.parametrize("state, got", [(None, "got None"), ({}, "got {} of type dict")])
 def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, scores):
     name = type(loss).__name__
@@ -58,8 +58,8 @@ def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, score
             call()
 
 
-@pytest.mark.parametrize("loss", [SoftRankLoss(), LogRankLoss(), BoltzRankLoss(n_samples=5),
-                                  LogRankLoss("mle", sampler="exact")],
+@pytest.mark.parametrize("loss", [SoftRankLoss(), LogRankLoss(), BoltzRankLoss(n_rankings=5),
+                                  LogRankLoss("likelihood", sampler="exact")],
                          ids=lambda v: type(v).__name__)
 def test_A_the_state_of_another_loss_class_is_a_type_error(loss, data, scores):
     X, y, qid = data
@@ -81,13 +81,13 @@ def test_A_a_loss_state_built_by_hand_is_a_type_error(data, scores):
 
 
 @pytest.mark.parametrize("prepared, used, differ", [
-    (BoltzRankLoss(n_samples=5, objective="likelihood"), BoltzRankLoss(n_samples=5),
+    (BoltzRankLoss(n_rankings=5, objective="likelihood"), BoltzRankLoss(n_rankings=5),
      "objective='likelihood' where this loss has 'expected_gain'"),
-    (BoltzRankLoss(n_samples=5), BoltzRankLoss(n_samples=6), "n_samples=5 where this loss has 6"),
-    (LogRankLoss("mle", sampler="exact"), LogRankLoss("mle", sampler="walk"),
+    (BoltzRankLoss(n_rankings=5), BoltzRankLoss(n_rankings=6), "n_rankings=5 where this loss has 6"),
+    (LogRankLoss("likelihood", sampler="exact"), LogRankLoss("likelihood", sampler="walk"),
      "sampler='exact' where this loss has 'walk'"),
-    (LogRankLoss(n_samples=5), LogRankLoss(n_samples=5, gain="map"),
-     "gain='ndcg' where this loss has 'map'"),
+    (LogRankLoss(n_rankings=5), LogRankLoss(n_rankings=5, metric="map"),
+     "metric='ndcg@10' where this loss has 'map'"),
 ])
 def test_A_the_state_of_another_configuration_is_a_value_error(prepared, used, differ, data,
                                                               scores):
@@ -101,14 +101,14 @@ def test_A_the_state_of_another_configuration_is_a_value_error(prepared, used, d
 def test_A_boltzrank_probabilities_check_the_state(data, scores):
     X, y, qid = data
     with pytest.raises(TypeError, match=STATE_MESSAGE.format("BoltzRankLoss")):
-        BoltzRankLoss(n_samples=5).probabilities(scores, ListNetLoss().prepare(y, qid))
+        BoltzRankLoss(n_rankings=5).probabilities(scores, ListNetLoss().prepare(y, qid))
 
 
 def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data, scores):
     X, y, qid = data
     # store_ranks and the objective do not change what the walk prepares
-    state = LogRankLoss("l3", n_samples=5).prepare(y, qid, random_state=0)
-    loss = LogRankLoss("convex", n_samples=5, store_ranks=False)
+    state = LogRankLoss("l3", n_rankings=5).prepare(y, qid, random_state=0)
+    loss = LogRankLoss("convex", n_rankings=5, store_ranks=False)
     full = loss.value_and_grad(scores, state)
     assert np.isfinite(full[0])
     positions, taken = state.take([0, 3])
@@ -137,7 +137,7 @@ def test_B_a_few_draws_still_work(data):
 @pytest.mark.parametrize("cls, params", [
     (ListNetRanker, {}),
     (SoftRankRanker, {}),
-    (BoltzRankRanker, dict(n_samples=5, n_init=1)),
+    (BoltzRankRanker, dict(n_rankings=5, n_init=1)),
     (ListNetRanker, dict(solver="lbfgs")),
 ], ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("weight", [1e308, 1.7976931348623157e308, 1e-300, 5e-324, 3.0])
@@ -160,19 +160,24 @@ def test_H_only_the_ratios_of_huge_query_weights_matter(data):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_H_logrank_weights_scale_its_penalty_like_C(data):
-    """LogRank adds ||w||^2 / C to the weighted *sum* of the losses: weights c act as C * c."""
+def test_H_logrank_weights_scale_its_auto_penalty(data):
+    """alpha="auto" is 2 / (total query weight): weights c act as alpha = 2 / (c * n)."""
     X, y, qid = data
-    params = dict(max_iter=50, n_samples=5, random_state=0)
+    params = dict(max_iter=50, n_rankings=6, random_state=0)
     weighted = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3))
-    assert_allclose(weighted.coef_, LogRankRanker(C=1e3, **params).fit(X, y, qid=qid).coef_,
+    assert_allclose(weighted.coef_,
+                    LogRankRanker(alpha=2 / (1e3 * 8), **params).fit(X, y, qid=qid).coef_,
                     rtol=1e-10)
+    # a numeric alpha is the other rankers' penalty: constant weights change nothing
+    assert_array_equal(
+        LogRankRanker(alpha=0.1, **params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3)).coef_,
+        LogRankRanker(alpha=0.1, **params).fit(X, y, qid=qid).coef_)
     # weights summing beyond the largest float: no penalty, a finite model
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         huge = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e308))
     assert np.isfinite(huge.coef_).all()
-    assert_allclose(huge.coef_, LogRankRanker(C=1e300, **params).fit(X, y, qid=qid).coef_,
+    assert_allclose(huge.coef_, LogRankRanker(alpha=0.0, **params).fit(X, y, qid=qid).coef_,
                     rtol=1e-10)
 
 
@@ -185,19 +190,18 @@ def _diverged(cls, message):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("C, weight, counted", [
-    (1e-300, None, r"on 8 training queries gives it the strength 2 / \(C \* n\) = 2\.5e\+299"),
-    (1.0, 1e-300, r"with sample_weight summing to 8e-300 over the training queries gives it "
-                  r"the strength 2 / \(C \* total query weight\) = 2\.5e\+299"),
+@pytest.mark.parametrize("alpha, weight, blamed", [
+    (1e300, None, r"the penalty \(alpha=1e\+300\): an extreme strength .*: lower alpha\.$"),
+    ("auto", 1e-300, r"the penalty alpha/2 \|\|w\|\|\^2: alpha='auto' with sample_weight "
+                     r"summing to 8e-300 over the training queries gives it the strength 2 / "
+                     r"\(total query weight\) = 2\.5e\+299, an extreme strength .*: pass a "
+                     r"smaller alpha, or rescale sample_weight \(.*\)\.$"),
 ])
-def test_C_logrank_blames_C_and_the_scale_of_sample_weight(C, weight, counted, data):
+def test_C_logrank_blames_alpha_and_the_scale_of_sample_weight(alpha, weight, blamed, data):
     X, y, qid = data
     sample_weight = None if weight is None else np.full(40, weight)
-    rescale = "" if weight is None else r", or rescale sample_weight \(.*\)"
-    with _diverged(LogRankRanker, r"Likely cause: the penalty \|\|w\|\|\^2 / C: "
-                                  rf"C={C!r} {counted}, an extreme strength .*: raise "
-                                  rf"C{rescale}\.$") as info:
-        LogRankRanker(max_iter=3, C=C).fit(X, y, qid=qid, sample_weight=sample_weight)
+    with _diverged(LogRankRanker, rf"Likely cause: {blamed}") as info:
+        LogRankRanker(max_iter=3, alpha=alpha).fit(X, y, qid=qid, sample_weight=sample_weight)
     # LogRank has neither a learning rate nor a choice of solver
     assert "learning_rate_init" not in str(info.value)
     assert "solver=" not in str(info.value)
@@ -208,7 +212,7 @@ def test_C_logrank_blames_C_and_the_scale_of_sample_weight(C, weight, counted, d
     (LogRankRanker, dict(max_iter=3)),
     (ListNetRanker, dict(solver="lbfgs", **F)),
     (ListNetRanker, F),
-    (BoltzRankRanker, dict(n_samples=5, n_init=1, hidden_layer_sizes=(), **F)),
+    (BoltzRankRanker, dict(n_rankings=5, n_init=1, hidden_layer_sizes=(), **F)),
 ], ids=["LogRank", "ListNet-lbfgs", "ListNet-adam", "BoltzRank-adam"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 def test_C_huge_features_are_blamed_on_the_scale_of_X(cls, params, sparse, data):
@@ -270,12 +274,12 @@ LARGEST = np.finfo(np.float64).max
 EXTREME_LOSSES = [
     ListNetLoss(), SoftRankLoss(), SoftRankLoss(rank_distribution="normal"),
     SoftRankLoss(sinkhorn_iterations=2),
-    *[LogRankLoss(objective, gain=gain, n_samples=10, normalize_pairs=normalize)
-      for objective in ("mle", "expgain", "l3", "convex") for gain in ("auc", "ndcg")
+    *[LogRankLoss(objective, metric=gain, n_rankings=10, normalize_pairs=normalize)
+      for objective in ("likelihood", "expected_gain", "l3", "convex") for gain in ("auc", "ndcg")
       for normalize in (True, False)],
-    LogRankLoss("mle", sampler="walk", n_samples=10), LogRankLoss("l3", sampler="walk", gain="auc"),
-    *[BoltzRankLoss(n_samples=10, objective="expected_gain", gain_weight=w) for w in (0, 0.9, 1)],
-    BoltzRankLoss(n_samples=10, objective="likelihood"),
+    LogRankLoss("likelihood", sampler="walk", n_rankings=10), LogRankLoss("l3", sampler="walk", metric="auc"),
+    *[BoltzRankLoss(n_rankings=10, objective="expected_gain", gain_weight=w) for w in (0, 0.9, 1)],
+    BoltzRankLoss(n_rankings=10, objective="likelihood"),
 ]
 
 
@@ -309,9 +313,9 @@ def test_E_no_loss_is_nan_for_any_finite_scores(loss, data, scores):
             assert np.isfinite(grad).all(), (name, m)
 
 
-@pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(n_samples=10),
-                                  BoltzRankLoss(n_samples=10),
-                                  BoltzRankLoss(n_samples=10, objective="likelihood")],
+@pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(n_rankings=10),
+                                  BoltzRankLoss(n_rankings=10),
+                                  BoltzRankLoss(n_rankings=10, objective="likelihood")],
                          ids=_loss_id)
 @pytest.mark.parametrize("m", [1e100, 1e200, 1e300, 1e307])
 def test_E_the_campaign_scores_give_a_finite_loss_up_to_1e307(loss, m, data, scores):
@@ -321,9 +325,9 @@ def test_E_the_campaign_scores_give_a_finite_loss_up_to_1e307(loss, m, data, sco
     assert np.isfinite(value) and np.isfinite(grad).all()
 
 
-@pytest.mark.parametrize("loss", [LogRankLoss("mle", n_samples=10),
-                                  LogRankLoss("mle", sampler="exact"),
-                                  BoltzRankLoss(n_samples=10, objective="likelihood")],
+@pytest.mark.parametrize("loss", [LogRankLoss("likelihood", n_rankings=10),
+                                  LogRankLoss("likelihood", sampler="exact"),
+                                  BoltzRankLoss(n_rankings=10, objective="likelihood")],
                          ids=_loss_id)
 def test_E_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, data):
     """The ideal ranking is among the most probable by a gap beyond the float range."""
@@ -345,7 +349,7 @@ def test_E_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, data)
 
 def test_E_the_mean_over_queries_does_not_overflow_where_each_loss_is_finite(data):
     X, y, qid = data
-    loss = LogRankLoss("mle", sampler="exact")
+    loss = LogRankLoss("likelihood", sampler="exact")
     state = loss.prepare(y, qid)
     s = np.where(y >= 1, -1e307, 1e307)  # every pair out of order by 2e307
     per_query = [loss.value_and_grad(s[qid == q], state, queries=[i])[0]
@@ -372,8 +376,8 @@ def test_E_boltzrank_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
     from skrank.metrics import make_ranking_scorer
 
     X, y, qid = data
-    loss = BoltzRankLoss(n_samples=10, target_temperature=temperature,
-                         gain=make_ranking_scorer("ndcg", k=10, gain="linear"))
+    loss = BoltzRankLoss(n_rankings=10, target_temperature=temperature,
+                         metric=make_ranking_scorer("ndcg", k=10, gain="linear"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         state = loss.prepare(y * labels, qid, random_state=0)
@@ -388,7 +392,7 @@ def test_E_the_rescued_logits_are_the_usual_ones_shifted(data, scores):
     from skrank.losses._sampled import _shifted_logits
 
     X, y, qid = data
-    state = BoltzRankLoss(n_samples=10).prepare(y, qid, random_state=0)
+    state = BoltzRankLoss(n_rankings=10).prepare(y, qid, random_state=0)
     block = state.per_row["ranks"][:5].astype(np.float64)
     s = scores[:5] * 1e3
     usual = -0.25 * (s @ block)  # scale -4 / (m - 1)^2 for m = 5
@@ -486,7 +490,7 @@ def test_logrank_expected_gain_value_keeps_its_log_gain_at_large_gaps(scale):
     The value was the difference of two log-softmaxes, which cancelled the
     log G part once the logit gaps grew (0.0 from 1e15 on).
     """
-    loss = LogRankLoss("expgain", sampler="walk", gain="ndcg", n_samples=6,
+    loss = LogRankLoss("expected_gain", sampler="walk", metric="ndcg@10", n_rankings=6,
                        normalize_pairs=False)
     state = loss.prepare(np.array([2.0, 1, 0, 0, 0]), np.zeros(5), random_state=0)
     reference, _ = loss.value_and_grad(np.array([-1, 0, 0, 0, 1.25]) * 1e2, state)
@@ -498,7 +502,7 @@ def test_logrank_expected_gain_value_keeps_its_log_gain_at_large_gaps(scale):
 
 def test_logrank_exact_pair_differences_scaled_before_they_overflow():
     """normalize_pairs scales a difference beyond the largest float back into range."""
-    loss = LogRankLoss("mle", sampler="exact")
+    loss = LogRankLoss("likelihood", sampler="exact")
     state = loss.prepare(np.array([1.0, 0, 0, 0, 0]), np.zeros(5))
     value, grad = loss.value_and_grad(np.array([-1e308, 1e308, -1e308, -1e308, -1e308]),
                                       state)
@@ -528,14 +532,14 @@ def test_a_state_prepared_with_an_equal_gain_scorer_is_accepted():
     from skrank.metrics import get_ranking_scorer
 
     gain = get_ranking_scorer("ndcg@5")
-    state = BoltzRankLoss(gain=gain).prepare(np.array([1.0, 0, 2]), np.zeros(3),
+    state = BoltzRankLoss(metric=gain).prepare(np.array([1.0, 0, 2]), np.zeros(3),
                                              random_state=0)
     scores = np.array([0.1, 0.2, 0.3])
-    expected = BoltzRankLoss(gain=gain).value_and_grad(scores, state)[0]
+    expected = BoltzRankLoss(metric=gain).value_and_grad(scores, state)[0]
     for other in (copy.deepcopy(gain), get_ranking_scorer("ndcg@5")):
-        assert BoltzRankLoss(gain=other).value_and_grad(scores, state)[0] == expected
-    with pytest.raises(ValueError, match="prepared by a BoltzRankLoss with gain="):
-        BoltzRankLoss(gain=get_ranking_scorer("ndcg@4")).value_and_grad(scores, state)
+        assert BoltzRankLoss(metric=other).value_and_grad(scores, state)[0] == expected
+    with pytest.raises(ValueError, match="prepared by a BoltzRankLoss with metric="):
+        BoltzRankLoss(metric=get_ranking_scorer("ndcg@4")).value_and_grad(scores, state)
 
 
 def test_huge_but_finite_validation_features_do_not_stop_the_fit(data):

@@ -22,9 +22,9 @@ RANKERS = {
                                      random_state=0),
     # closed forms: a repeated query has the same loss as the original (a
     # sampling loss draws other rankings for it, so only its expectation agrees)
-    "logrank-convex-auc": lambda: LogRankRanker(objective="convex", gain="auc",
+    "logrank-convex-auc": lambda: LogRankRanker(objective="convex", metric="auc",
                                                 max_iter=200, random_state=0),
-    "logrank-mle": lambda: LogRankRanker(objective="mle", max_iter=200, random_state=0),
+    "logrank-mle": lambda: LogRankRanker(objective="likelihood", max_iter=200, random_state=0),
 }
 
 

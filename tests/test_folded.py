@@ -26,12 +26,12 @@ from skrank.losses._base import QUERY_WEIGHT
 from skrank.rankers import _base
 
 LOSSES = {
-    "logrank-l3-ndcg": lambda: LogRankLoss("l3", gain="ndcg", n_samples=20),
-    "logrank-convex-auc": lambda: LogRankLoss("convex", gain="auc", sampler="walk",
-                                              n_samples=20),
-    "logrank-expgain-map": lambda: LogRankLoss("expgain", gain="map", n_samples=20,
-                                               restart="two"),
-    "logrank-mle-walk": lambda: LogRankLoss("mle", sampler="walk", n_samples=20,
+    "logrank-l3-ndcg": lambda: LogRankLoss("l3", metric="ndcg@10", n_rankings=20),
+    "logrank-convex-auc": lambda: LogRankLoss("convex", metric="auc", sampler="walk",
+                                              n_rankings=20),
+    "logrank-expgain-map": lambda: LogRankLoss("expected_gain", metric="map", n_rankings=20,
+                                               walk_restart="two"),
+    "logrank-mle-walk": lambda: LogRankLoss("likelihood", sampler="walk", n_rankings=20,
                                             normalize_pairs=False),
     "boltzrank-expected-gain": lambda: BoltzRankLoss(20),
     "boltzrank-likelihood": lambda: BoltzRankLoss(20, objective="likelihood"),
@@ -122,7 +122,7 @@ def test_folded_gradient_matches_finite_differences(loss, problem):
 
 def test_queries_without_logits_get_no_rows(problem):
     """Single-document queries and queries without a pair have scale 0: no rows of phi."""
-    _, folded = _objectives(LogRankLoss(n_samples=20), problem)
+    _, folded = _objectives(LogRankLoss(n_rankings=20), problem)
     live = np.count_nonzero(folded.form.scale)
     assert live < folded.n_queries  # the fixture has such queries
     assert folded.phi.shape == (live * folded.k, 6)
@@ -132,7 +132,7 @@ def test_queries_without_logits_get_no_rows(problem):
 def test_chunked_folding_equals_one_chunk_bit_for_bit(problem, sparse):
     X, y, _, rows, layout = problem
     X = sp.csr_matrix(X * (X > 0)) if sparse else X
-    state = LogRankLoss(n_samples=20).prepare(y[rows], layout, random_state=0)
+    state = LogRankLoss(n_rankings=21).prepare(y[rows], layout, random_state=0)
     coef, queries = state.per_row["coef"], np.arange(layout.n_queries)
     whole = fold(coef, layout, X, rows, queries, max_cells=10**9)
     for max_cells in (1, 100, 700):  # one query at a time (budget below any query), a few
@@ -183,14 +183,14 @@ def test_logit_form_is_the_loss(loss, problem):
 
 def test_exact_sums_have_no_logit_form(problem):
     _, y, _, rows, layout = problem
-    loss = LogRankLoss("convex", gain="auc")  # sampler="auto": the closed form
+    loss = LogRankLoss("convex", metric="auc")  # sampler="auto": the closed form
     assert loss.logit_form(loss.prepare(y[rows], layout)) is None
 
 
 def test_make_objective_folds_where_it_is_cheaper(problem):
     X, y, _, rows, layout = problem
     args = (y[rows], X, rows, 0.1)
-    loss = LogRankLoss(n_samples=20)
+    loss = LogRankLoss(n_rankings=20)
     state = loss.prepare(y[rows], layout, random_state=0)
     folded, unfolded = fold_cost(loss.logit_form(state), X)
     # ~12 documents a query, 21 samples, 6 features: folding is cheaper
@@ -198,12 +198,12 @@ def test_make_objective_folds_where_it_is_cheaper(problem):
     assert isinstance(make_objective(LinearNetwork(6), loss, state, *args), FoldedObjective)
     # an MLP, or the closed forms: unfolded
     assert type(make_objective(MLPNetwork(6, (3,)), loss, state, *args)) is Objective
-    exact = LogRankLoss("mle")
+    exact = LogRankLoss("likelihood")
     assert type(make_objective(LinearNetwork(6), exact, exact.prepare(y[rows], layout),
                                *args)) is Objective
     # many samples of short queries with many features: unfolded
     wide = np.random.default_rng(0).normal(size=(len(y), 300))
-    many = LogRankLoss(n_samples=200)
+    many = LogRankLoss(n_rankings=200)
     state = many.prepare(y[rows], layout, random_state=0)
     folded, unfolded = fold_cost(many.logit_form(state), wide)
     assert folded > unfolded
@@ -212,7 +212,7 @@ def test_make_objective_folds_where_it_is_cheaper(problem):
 
 
 def test_folded_objective_gathers_nothing_and_pickles(problem):
-    _, folded = _objectives(LogRankLoss(n_samples=20), problem)
+    _, folded = _objectives(LogRankLoss(n_rankings=20), problem)
     X = folded.X
     folded.gather()
     assert folded.X is X and not hasattr(folded, "X_train")
@@ -222,7 +222,7 @@ def test_folded_objective_gathers_nothing_and_pickles(problem):
 
 
 def test_folded_objective_raises_on_overflow(problem):
-    _, folded = _objectives(LogRankLoss(n_samples=20), problem)
+    _, folded = _objectives(LogRankLoss(n_rankings=20), problem)
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match="overflowed to inf or NaN"):
             folded.value_and_grad(np.full(6, 1e307))
@@ -254,7 +254,7 @@ def _fit_both(monkeypatch, spy, make, X, y, qid, **fit_params):
 
 
 @pytest.mark.parametrize("objective, gain", [("l3", "ndcg"), ("convex", "map"),
-                                             ("expgain", "auc")])
+                                             ("expected_gain", "auc")])
 @pytest.mark.parametrize("case", ["grouped", "interleaved-weighted", "sparse"])
 def test_logrank_fit_is_the_same_folded_or_not(monkeypatch, spy, problem, objective, gain,
                                                case):
@@ -270,8 +270,8 @@ def test_logrank_fit_is_the_same_folded_or_not(monkeypatch, spy, problem, object
         X = sp.csr_matrix(X * (X > 0))
 
     def make():
-        return LogRankRanker(objective=objective, gain=gain, sampler="walk", n_samples=30,
-                             C=0.5, tol=1e-10, max_iter=300, random_state=0)
+        return LogRankRanker(objective=objective, metric=gain, sampler="walk", n_rankings=30,
+                             alpha=0.2, tol=1e-10, max_iter=300, random_state=0)
 
     folded, unfolded = _fit_both(monkeypatch, spy, make, X, y, qid, **fit_params)
     assert folded.n_iter_ == unfolded.n_iter_
@@ -284,7 +284,7 @@ def test_boltzrank_linear_fit_is_the_same_folded_or_not(monkeypatch, spy, proble
     X, y, qid, _, _ = problem
 
     def make():
-        return BoltzRankRanker(hidden_layer_sizes=(), n_samples=20, solver="adam",
+        return BoltzRankRanker(hidden_layer_sizes=(), n_rankings=20, solver="adam",
                                batch_size=4, max_iter=5, early_stopping=False,
                                random_state=0)
 

@@ -15,9 +15,9 @@ from skrank.losses import LogRankLoss
 from skrank.losses._logrank import restart_gains, sequence_gains
 from skrank.model_selection import RankerSearchCV
 
-OBJECTIVES = ["mle", "expgain", "l3", "convex"]
+OBJECTIVES = ["likelihood", "expected_gain", "l3", "convex"]
 GAINS = ["auc", "map", "ndcg"]
-MODELS = [("mle", "auc")] + [(o, g) for o in OBJECTIVES[1:] for g in GAINS]
+MODELS = [("likelihood", "auc")] + [(o, g) for o in OBJECTIVES[1:] for g in GAINS]
 
 
 def _query(n_pos, n_neg, rng):
@@ -48,9 +48,9 @@ def _brute_force(objective, y, s, normalize):
     auc = (signs > 0).mean(axis=1)
     p = softmax(logits)
     mle = logsumexp(logits) - ideal
-    if objective == "mle":
+    if objective == "likelihood":
         return mle
-    if objective == "expgain":
+    if objective == "expected_gain":
         return -np.log(p @ auc)
     if objective == "l3":
         return mle + p @ (1.0 - auc)
@@ -63,7 +63,7 @@ def _brute_force(objective, y, s, normalize):
 def test_exact_auc_forms_equal_brute_force(objective, sizes, normalize, rng):
     y, s = _query(*sizes, rng)
     s = 2.0 * s
-    loss = LogRankLoss(objective, gain="auc", sampler="exact", normalize_pairs=normalize)
+    loss = LogRankLoss(objective, metric="auc", sampler="exact", normalize_pairs=normalize)
     values, _ = _per_query(loss, y, s, np.zeros(y.size))
     assert_allclose(values[0], _brute_force(objective, y, s, normalize), rtol=1e-12)
 
@@ -79,10 +79,10 @@ def test_walk_equals_exact_when_the_sample_is_every_ranking(objective, rng):
         y, s = _query(1, n_neg, rng)
         ys.append(y), ss.append(s), qids.append(np.full(y.size, q))
     y, s, qid = map(np.concatenate, (ys, ss, qids))
-    walk = LogRankLoss(objective, gain="auc", sampler="walk", n_samples=300, walk_length=6)
+    walk = LogRankLoss(objective, metric="auc", sampler="walk", n_rankings=300, walk_length=6)
     values, state = _per_query(walk, y, s, qid)
     assert_allclose(state.per_query["valid"].sum(axis=1), [2, 4, 8, 16])
-    exact, _ = _per_query(LogRankLoss(objective, gain="auc", sampler="exact"), y, s, qid)
+    exact, _ = _per_query(LogRankLoss(objective, metric="auc", sampler="exact"), y, s, qid)
     assert_allclose(values, exact, rtol=1e-12)
 
 
@@ -109,8 +109,8 @@ def test_samples_are_total_orders_with_their_coefficients(rng):
     qid = np.repeat(np.arange(len(sizes)), sizes)
     y = rng.integers(0, 3, size=qid.size).astype(float)
     for restart in ("two", "graded"):
-        loss = LogRankLoss("convex", gain="ndcg", k=3, n_samples=30, walk_length=7,
-                           restart=restart)
+        loss = LogRankLoss("convex", metric="ndcg@3", n_rankings=30, walk_length=7,
+                           walk_restart=restart)
         layout = QueryLayout(qid)
         state = loss.prepare(y, layout, random_state=3)
         ranks, coef = state.per_row["ranks"], state.per_row["coef"]
@@ -141,7 +141,8 @@ def test_gains_match_the_metrics(rng):
     y[[0, 8]] = [2, 0]  # both classes in every query
     y[[1, 9]] = [0, 2]
     for gain, k in [("auc", 10), ("map", 10), ("ndcg", 3), ("ndcg", 10)]:
-        loss = LogRankLoss("l3", gain=gain, k=k, sampler="walk", n_samples=25, walk_length=4)
+        metric = f"ndcg@{k}" if gain == "ndcg" else gain
+        loss = LogRankLoss("l3", metric=metric, sampler="walk", n_rankings=25, walk_length=4)
         layout = QueryLayout(qid)
         state = loss.prepare(y, layout, random_state=0)
         good = state.per_row["good"].astype(float)
@@ -175,7 +176,7 @@ def test_restart_gains_are_the_gains_of_the_restart_sequences(gain):
 def test_long_walk_visits_every_valid_ranking():
     """n+ = 2, n- = 3: the walk reaches every sign vector that is a total order."""
     y = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
-    loss = LogRankLoss("mle", sampler="walk", n_samples=2000, walk_length=50)
+    loss = LogRankLoss("likelihood", sampler="walk", n_rankings=2001, walk_length=50)
     state = loss.prepare(y, QueryLayout(np.zeros(5)), random_state=0)
     seen = {_signs(y, state.per_row["ranks"][:, i]) for i in range(2001)}
     assert seen == _orders(2, 3)
@@ -235,8 +236,8 @@ def test_walk_follows_figure_2(restart):
         for order in orders:
             start[index[_signs(labels, np.argsort(order))]] += w / len(orders)
     n = 20000  # walks, each of its restart and `steps` transitions
-    loss = LogRankLoss("mle", gain="auc", sampler="walk", n_samples=n * (steps + 1),
-                       walk_length=steps + 1, restart=restart)
+    loss = LogRankLoss("likelihood", metric="auc", sampler="walk", n_rankings=n * (steps + 1) + 1,
+                       walk_length=steps + 1, walk_restart=restart)
     state = loss.prepare(labels.astype(float), QueryLayout(np.zeros(5)), random_state=1)
     ranks = state.per_row["ranks"][:, 1:].reshape(5, n, steps + 1)
     for step in range(steps + 1):
@@ -258,8 +259,9 @@ def test_finite_difference_gradient(objective, gain, sampler, normalize, rng):
     qid = np.repeat(np.arange(len(sizes)), sizes)
     y = rng.integers(0, 3, size=qid.size).astype(float)
     s = rng.normal(size=qid.size)
-    loss = LogRankLoss(objective, gain=gain, sampler=sampler, normalize_pairs=normalize,
-                       n_samples=20, k=3, restart="graded")
+    metric = "ndcg@3" if gain == "ndcg" else gain
+    loss = LogRankLoss(objective, metric=metric, sampler=sampler, normalize_pairs=normalize,
+                       n_rankings=20, walk_restart="graded")
     state = loss.prepare(y, QueryLayout(qid), random_state=0)
     value, grad = loss.value_and_grad(s, state)
     eps = 1e-6
@@ -279,9 +281,9 @@ def test_convex_loss_bounds_mle_plus_expected_loss(gain, sampler, rng):
     y = rng.integers(0, 3, size=qid.size).astype(float)
     for _ in range(5):
         s = 3.0 * rng.normal(size=qid.size)
-        convex, _ = _per_query(LogRankLoss("convex", gain=gain, sampler=sampler), y, s, qid)
-        l3, _ = _per_query(LogRankLoss("l3", gain=gain, sampler=sampler), y, s, qid)
-        mle, _ = _per_query(LogRankLoss("mle", gain=gain, sampler=sampler), y, s, qid)
+        convex, _ = _per_query(LogRankLoss("convex", metric=gain, sampler=sampler), y, s, qid)
+        l3, _ = _per_query(LogRankLoss("l3", metric=gain, sampler=sampler), y, s, qid)
+        mle, _ = _per_query(LogRankLoss("likelihood", metric=gain, sampler=sampler), y, s, qid)
         assert (convex >= l3 - 1e-12).all()
         assert (l3 >= mle - 1e-12).all()  # L2 >= 0
         assert (convex > mle).any()
@@ -291,7 +293,7 @@ def test_mle_is_minimal_when_the_ideal_ranking_dominates():
     y = np.array([1.0, 0.0, 0.0, 1.0])
     far = np.array([50.0, -50.0, -50.0, 50.0])
     for sampler in ("exact", "walk"):
-        loss = LogRankLoss("mle", sampler=sampler, normalize_pairs=False)
+        loss = LogRankLoss("likelihood", sampler=sampler, normalize_pairs=False)
         assert _per_query(loss, y, far, np.zeros(4))[0][0] < 1e-40
         assert _per_query(loss, y, -far, np.zeros(4))[0][0] > 100
 
@@ -302,28 +304,31 @@ def test_queries_without_pairs_contribute_nothing(rng):
     s = rng.normal(size=6)
     for objective, gain in MODELS:
         for sampler in ("auto", "walk"):
-            values, _ = _per_query(LogRankLoss(objective, gain=gain, sampler=sampler), y, s, qid)
+            values, _ = _per_query(LogRankLoss(objective, metric=gain, sampler=sampler), y, s, qid)
             assert values[0] == 0.0 and values[1] == 0.0 and values[2] != 0.0
 
 
 def test_relevance_threshold_binarises_graded_labels(rng):
     y = np.array([0.0, 1.0, 2.0, 3.0])
     s = rng.normal(size=4)
-    high = LogRankLoss("mle", sampler="exact", relevance_threshold=2)
-    binary = LogRankLoss("mle", sampler="exact")
+    high = LogRankLoss("likelihood", sampler="exact", relevance_threshold=2)
+    binary = LogRankLoss("likelihood", sampler="exact")
     assert_allclose(_per_query(high, y, s, np.zeros(4))[0],
                     _per_query(binary, (y >= 2).astype(float), s, np.zeros(4))[0], rtol=1e-14)
 
 
 def test_loss_rejects_bad_parameters():
     with pytest.raises(ValueError, match="sampler='exact' has closed forms"):
-        LogRankLoss("convex", gain="ndcg", sampler="exact")
+        LogRankLoss("convex", metric="ndcg@10", sampler="exact")
     with pytest.raises(ValueError, match="relevance_threshold must be a finite number"):
         LogRankLoss(relevance_threshold=np.nan)
     with pytest.raises(ValueError, match="restart_skew"):
-        LogRankLoss(restart_skew=1.0)
+        LogRankLoss(walk_restart_skew=1.0)
     with pytest.raises(ValueError, match="objective"):
-        LogRankLoss("likelihood")
+        LogRankLoss("mle")  # the paper's name; the package spells it "likelihood"
+    with pytest.raises(ValueError, match=r"^metric must be one of 'auc', 'map', 'ndcg' or "
+                                         r"'ndcg@<k>' .*got 'map@5'\.$"):
+        LogRankLoss(metric="map@5")
 
 
 # ----------------------------------------------------------------------
@@ -334,7 +339,10 @@ def data():
 
 
 def _objective(ranker, X, y, qid, w):
-    """The paper's objective: sum of the query losses + ||w||^2 / C, and its gradient."""
+    """The paper's objective: sum of the query losses + ||w||^2 / C, and its gradient.
+
+    ``C = 2 / (alpha * n)`` on ``n`` queries (``alpha="auto"``: ``C = 1``).
+    """
     loss = ranker._make_loss()
     layout = QueryLayout(qid)
     # the fit's first draw from random_state seeds the loss's sample
@@ -342,15 +350,16 @@ def _objective(ranker, X, y, qid, w):
     state = loss.prepare(y, layout, random_state=seed)
     mean, grad = loss.value_and_grad(X @ w, state)
     n = layout.n_queries
-    return n * mean + w @ w / ranker.C, n * (X.T @ grad) + 2 * w / ranker.C
+    C = 1.0 if ranker.alpha == "auto" else 2.0 / (ranker.alpha * n)
+    return n * mean + w @ w / C, n * (X.T @ grad) + 2 * w / C
 
 
-@pytest.mark.parametrize("objective, gain", [("convex", "ndcg"), ("convex", "auc"), ("mle", "auc"),
-                                             ("l3", "map")])
-def test_convex_objectives_reach_one_optimum_from_any_start(objective, gain, data, rng):
+@pytest.mark.parametrize("objective, metric", [("convex", "ndcg@10"), ("convex", "auc"),
+                                               ("likelihood", "auc"), ("l3", "map")])
+def test_convex_objectives_reach_one_optimum_from_any_start(objective, metric, data, rng):
     X, y, qid = data
-    kwargs = dict(objective=objective, gain=gain, C=0.5, tol=1e-12, max_iter=2000,
-                  random_state=0, n_samples=30)
+    kwargs = dict(objective=objective, metric=metric, alpha=0.2, tol=1e-12, max_iter=2000,
+                  random_state=0, n_rankings=31)
     first = LogRankRanker(**kwargs).fit(X, y, qid=qid)
     ends = []
     for _ in range(5):
@@ -370,26 +379,27 @@ def test_convex_objectives_reach_one_optimum_from_any_start(objective, gain, dat
 def test_fitted_weights_minimise_the_papers_objective(sampler, data):
     """coef_ is a stationary point of sum_q L_q + ||w||^2 / C (C as in the paper)."""
     X, y, qid = data
-    ranker = LogRankRanker(objective="convex", gain="auc", sampler=sampler, C=2.0,
-                           tol=1e-12, max_iter=2000, random_state=0).fit(X, y, qid=qid)
-    value, grad = _objective(ranker, X, y, qid, ranker.coef_)
-    assert np.abs(grad).max() < 1e-5 * max(1.0, value)
-    stronger = LogRankRanker(objective="convex", gain="auc", sampler=sampler, C=0.2,
+    for alpha in ("auto", 0.04):  # C = 1 and C = 2 on 25 queries
+        ranker = LogRankRanker(objective="convex", metric="auc", sampler=sampler, alpha=alpha,
+                               tol=1e-12, max_iter=2000, random_state=0).fit(X, y, qid=qid)
+        value, grad = _objective(ranker, X, y, qid, ranker.coef_)
+        assert np.abs(grad).max() < 1e-5 * max(1.0, value)
+    stronger = LogRankRanker(objective="convex", metric="auc", sampler=sampler, alpha=0.4,
                              tol=1e-12, max_iter=2000, random_state=0).fit(X, y, qid=qid)
     assert np.linalg.norm(stronger.coef_) < np.linalg.norm(ranker.coef_)
 
 
 def test_expgain_restarts_keep_the_lowest_objective(data):
     X, y, qid = data
-    one = LogRankRanker(objective="expgain", gain="map", random_state=0).fit(X, y, qid=qid)
-    many = LogRankRanker(objective="expgain", gain="map", n_init=4, random_state=0)
+    one = LogRankRanker(objective="expected_gain", metric="map", random_state=0).fit(X, y, qid=qid)
+    many = LogRankRanker(objective="expected_gain", metric="map", n_init=4, random_state=0)
     many.fit(X, y, qid=qid)
     assert many.loss_curve_[-1] <= one.loss_curve_[-1] + 1e-12
 
 
 def test_hidden_layers_give_an_mlp(data):
     X, y, qid = data
-    ranker = LogRankRanker(hidden_layer_sizes=(4,), C=1.0, random_state=0, max_iter=50)
+    ranker = LogRankRanker(hidden_layer_sizes=(4,), random_state=0, max_iter=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ranker.fit(X, y, qid=qid)
@@ -405,13 +415,18 @@ def test_ranker_rejects_bad_input_by_name(data):
     with pytest.raises(ValueError, match="relevance_threshold must be a finite number"):
         LogRankRanker(relevance_threshold=np.inf).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="sampler='exact' has closed forms"):
-        LogRankRanker(sampler="exact", objective="expgain", gain="map").fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="The 'C' parameter"):
-        LogRankRanker(C=0).fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="The 'gain' parameter"):
-        LogRankRanker(gain="err").fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="LogRankRanker has no early stopping"):
+        LogRankRanker(sampler="exact", objective="expected_gain", metric="map").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="The 'alpha' parameter"):
+        LogRankRanker(alpha=-1.0).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="The 'alpha' parameter"):
+        LogRankRanker(alpha="paper").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="^metric must be one of"):
+        LogRankRanker(metric="err").fit(X, y, qid=qid)
+    # no early stopping, so no validation set
+    with pytest.raises(TypeError, match="unexpected keyword argument 'X_val'"):
         LogRankRanker().fit(X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
+    assert not {"X_val", "y_val", "qid_val"} & set(
+        LogRankRanker().get_metadata_routing().fit.requests)
 
 
 def test_ranker_warns_when_no_query_has_a_pair(data):
@@ -420,14 +435,15 @@ def test_ranker_warns_when_no_query_has_a_pair(data):
         LogRankRanker().fit(X, np.ones_like(y), qid=qid)
 
 
-def test_ranker_search_over_c_objective_and_gain(data):
+def test_ranker_search_over_alpha_objective_and_metric(data):
     X, y, qid = data
     search = RankerSearchCV(
-        LogRankRanker(random_state=0, n_samples=20),
-        {"C": [0.1, 1.0], "objective": ["mle", "convex"], "gain": ["auc", "ndcg"]},
+        LogRankRanker(random_state=0, n_rankings=21),
+        {"alpha": ["auto", 1.0], "objective": ["likelihood", "convex"],
+         "metric": ["auc", "ndcg@10"]},
         scoring="ndcg@10", cv=3,
     ).fit(X, y, qid=qid)
-    assert set(search.best_params_) == {"C", "objective", "gain"}
+    assert set(search.best_params_) == {"alpha", "objective", "metric"}
     assert len(search.cv_results_["params"]) == 8
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.score(X, y, qid=qid) > 0.7

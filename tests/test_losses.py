@@ -16,10 +16,10 @@ LOSS_NAMES = sorted(LOSSES)
 #: not; restarts "two" and the unnormalised map take other paths).
 CONFIGS = {
     **{name: {} for name in LOSS_NAMES},
-    "logrank-exact-expgain-auc": ("logrank", {"objective": "expgain", "gain": "auc",
+    "logrank-exact-expgain-auc": ("logrank", {"objective": "expected_gain", "metric": "auc",
                                               "normalize_pairs": False}),
-    "logrank-walk-convex-map-two": ("logrank", {"objective": "convex", "gain": "map",
-                                                "restart": "two", "normalize_pairs": False}),
+    "logrank-walk-convex-map-two": ("logrank", {"objective": "convex", "metric": "map",
+                                                "walk_restart": "two", "normalize_pairs": False}),
 }
 
 
@@ -148,7 +148,7 @@ def test_finite_for_extreme_scores_and_equal_labels(loss, rng, scale):
 def test_extreme_labels_are_finite(loss, rng):
     y, s, qid = _data(rng)
     if loss.name == "boltzrank":  # its default gain, 2**y - 1, refuses such labels
-        loss = BoltzRankLoss(gain=make_ranking_scorer("ndcg", k=10, gain="linear"))
+        loss = BoltzRankLoss(metric=make_ranking_scorer("ndcg", k=10, gain="linear"))
     value, grad = _evaluate(loss, y * 1e4, s, qid)
     assert np.isfinite(value) and np.isfinite(grad).all()
 

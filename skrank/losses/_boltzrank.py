@@ -5,8 +5,7 @@ from numbers import Real
 
 import numpy as np
 
-from ..metrics._ranking import ndcg_of_rankings, ndcg_score
-from ..metrics._scorer import RankingScorer, get_ranking_scorer
+from ..metrics._ranking import METRICS, ndcg_of_rankings, ndcg_score, parse_metric_name
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
     Integer,
@@ -39,9 +38,10 @@ class BoltzRankLoss(ListwiseLoss):
 
     Parameters
     ----------
-    n_samples : int, default=100
-        Rankings sampled per query (the first one sorts the documents by
-        label), drawn once when the loss is prepared and never resampled.
+    n_rankings : int, default=100
+        Rankings per query in the sample, the label-sorted one included (it
+        is the first), drawn once when the loss is prepared and never
+        resampled.
     gain_weight : float, default=0.9
         :math:`\lambda` in the paper (eq. 15): weight of the expected gain
         against the cross entropy to the target distribution, in [0, 1].
@@ -52,11 +52,14 @@ class BoltzRankLoss(ListwiseLoss):
         times the cross entropy between :math:`P(R|L)` and :math:`P(R|S)`.
         ``"likelihood"``: the negative log-probability of the label-sorted
         sample under :math:`P(R|S)` (Liu, §4.3).
-    gain : str or RankingScorer, default="ndcg@10"
-        The metric :math:`G(R, L)` of each sample, e.g. ``"ndcg@10"``,
-        ``"ndcg"`` or ``"map"``, with :mod:`skrank.metrics` conventions
-        (see :func:`skrank.metrics.get_ranking_scorer`); computed once, when
-        the loss is prepared.
+    metric : str, callable or RankingScorer, default="ndcg@10"
+        The gain :math:`G(R, L)` of each sample: a metric name with an
+        optional ``@<k>``, e.g. ``"ndcg@10"``, ``"ndcg"`` or ``"map"``, with
+        :mod:`skrank.metrics`' default conventions; a metric function
+        ``f(y_true, y_score, *, qid, average)`` returning one value per query
+        with ``average=False``, such as ``functools.partial(ndcg_score, k=10,
+        gain="linear")``; or a :class:`~skrank.metrics.RankingScorer`, whose
+        metric is used. Computed once, when the loss is prepared.
     target_temperature : float, default=1.0
         Temperature :math:`T` of the target distribution,
         :math:`P(R|L) \propto \exp(-E(R|L)/T)`; 1 is the paper's formula.
@@ -138,36 +141,36 @@ class BoltzRankLoss(ListwiseLoss):
 
     name = "boltzrank"
     sampling = True
-    _state_parameters = ("n_samples", "objective", "gain", "target_temperature")
+    _state_parameters = ("n_rankings", "objective", "metric", "target_temperature")
 
     _parameter_constraints = {
-        "n_samples": [Integer(2, MAX_LENGTH, closed="both")],
+        "n_rankings": [Integer(2, MAX_LENGTH, closed="both")],
         "gain_weight": [Interval(Real, 0, 1, closed="both")],
         "objective": [StrOptions(set(OBJECTIVES))],
-        "gain": [str, RankingScorer],
+        "metric": [str, callable],
         "target_temperature": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
         self,
-        n_samples=100,
+        n_rankings=100,
         *,
         gain_weight=0.9,
         objective="expected_gain",
-        gain="ndcg@10",
+        metric="ndcg@10",
         target_temperature=1.0,
     ):
         params = {
-            "n_samples": n_samples, "gain_weight": gain_weight, "objective": objective,
-            "gain": gain, "target_temperature": target_temperature,
+            "n_rankings": n_rankings, "gain_weight": gain_weight, "objective": objective,
+            "metric": metric, "target_temperature": target_temperature,
         }
         validate_parameter_constraints(self._parameter_constraints, params, type(self).__name__)
-        self.n_samples = int(n_samples)
+        self.n_rankings = int(n_rankings)
         self.gain_weight = float(gain_weight)
         self.objective = objective
-        self.gain = gain
+        self.metric = metric
         self.target_temperature = float(target_temperature)
-        self._scorer = gain_scorer(gain)
+        self._metric_function = metric_function(metric)
 
     # ------------------------------------------------------------------
     @staticmethod
@@ -204,7 +207,7 @@ class BoltzRankLoss(ListwiseLoss):
 
         Returns
         -------
-        probabilities : ndarray of shape (n_queries, n_samples)
+        probabilities : ndarray of shape (n_queries, n_rankings)
             The Boltzmann probability of each query's samples (rows sum to 1).
         """
         self._check_state(state)
@@ -218,7 +221,7 @@ class BoltzRankLoss(ListwiseLoss):
         # one seed for every chunk: a query's draws depend only on it, the
         # query's id and its rows' order (query_uniforms)
         seed = _seed(random_state)
-        k = self.n_samples
+        k = self.n_rankings
         m = layout.sizes.astype(np.float64)
         # E(R|S) = -scale * ranks . s + (a term equal for every sample), so the
         # log-probability's logits are scale * ranks . s with scale = 4/(m-1)^2.
@@ -247,7 +250,8 @@ class BoltzRankLoss(ListwiseLoss):
                     with np.errstate(over="ignore"):
                         tempered = label_logits / self.target_temperature
                 target[lo:hi] = log_softmax_rows(tempered)[1]
-                gains[lo:hi] = sample_gains(y_part, order, part, self._scorer)
+                gains[lo:hi] = sample_gains(y_part, order, part, self._metric_function,
+                                            self.metric)
         per_query["target"] = target
         return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
 
@@ -290,31 +294,53 @@ class BoltzRankLoss(ListwiseLoss):
         return value, dlogits
 
 
-def gain_scorer(gain):
-    """The :class:`RankingScorer` of a ``gain`` parameter, or a ValueError naming it."""
-    try:
-        return get_ranking_scorer(gain)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(
-            f"gain must be a ranking metric name such as 'ndcg@10' or 'map', or a "
-            f"RankingScorer; got {gain!r} ({exc})"
-        ) from None
+def metric_function(metric):
+    """The function ``f(y_true, y_score, *, qid, average)`` of a ``metric`` parameter.
+
+    A name such as ``"ndcg@10"`` becomes a :func:`functools.partial` of the
+    metric with its ``k``; a :class:`~skrank.metrics.RankingScorer` gives
+    its metric; a callable is used as it is. A ValueError names ``metric``.
+    """
+    if isinstance(metric, str):
+        try:
+            name, k = parse_metric_name(metric)
+        except ValueError as exc:
+            raise ValueError(
+                f"metric must be a ranking metric name such as 'ndcg@10' or 'map', a "
+                f"metric function or a RankingScorer; got {metric!r} ({exc})"
+            ) from None
+        return partial(METRICS[name], k=k)
+    # a RankingScorer (known by its method, so that the losses need not
+    # import the scorers)
+    as_function = getattr(metric, "_metric_function", None)
+    return metric if as_function is None else as_function()
 
 
-def sample_gains(y_sorted, order, layout, scorer):
+def _ndcg_keywords(function):
+    """The keywords of ``function`` when it is NDCG (a partial of it, or itself), else None."""
+    if function is ndcg_score:
+        return {}
+    if isinstance(function, partial) and function.func is ndcg_score and not function.args:
+        return function.keywords
+    return None
+
+
+def sample_gains(y_sorted, order, layout, function, metric):
     """The metric of every sampled ranking of every query, shape (n_queries, k).
 
     ``order[s, p]`` is the row at place ``p`` of sample ``s`` (see
     :func:`boltzrank_samples`). NDCG is computed from each sample's top
     places (:func:`~skrank.metrics._ranking.ndcg_of_rankings`); any other
-    metric scores each (query, sample) as a query of its own, with scores
-    ``-rank`` (no ties), by the scorer's metric and conventions.
+    metric ``function`` scores each (query, sample) as a query of its own,
+    with scores ``-rank`` (no ties). ``metric`` is the parameter, for
+    messages.
     """
-    if scorer._metric is ndcg_score:
+    keywords = _ndcg_keywords(function)
+    if keywords is not None:
         try:
-            return ndcg_of_rankings(y_sorted, order, layout, k=scorer._k, **scorer._kwargs)
+            return ndcg_of_rankings(y_sorted, order, layout, **keywords)
         except ValueError as exc:
-            raise _cannot_score(scorer, exc) from None
+            raise _cannot_score(metric, exc) from None
     k = order.shape[0]
     # cells in (sample, query, rank) order: the pseudo-queries come sorted and
     # each one's labels ranked, so the metric neither groups nor sorts
@@ -322,10 +348,16 @@ def sample_gains(y_sorted, order, layout, scorer):
     labels = y_sorted[order].ravel()
     scores = np.broadcast_to(-layout.index_in_query.astype(np.float64), order.shape).ravel()
     try:
-        values = scorer.score_predictions(labels, scores, qid=pseudo, average=False)
+        values = function(labels, scores, qid=pseudo, average=False)
     except ValueError as exc:
-        raise _cannot_score(scorer, exc) from None
-    return np.asarray(values, dtype=np.float64).reshape(k, layout.n_queries).T.copy()
+        raise _cannot_score(metric, exc) from None
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (k * layout.n_queries,):
+        raise ValueError(
+            f"metric={metric!r} must return one value per query with average=False; got "
+            f"an array of shape {values.shape} for {k * layout.n_queries} queries."
+        )
+    return values.reshape(k, layout.n_queries).T.copy()
 
 
 def _key_bits(n_queries, n_levels, max_size):
@@ -344,9 +376,9 @@ def _key_bits(n_queries, n_levels, max_size):
     return level_bits, tie_bits, place_bits
 
 
-def _cannot_score(scorer, exc):
+def _cannot_score(metric, exc):
     return ValueError(
-        f"gain={scorer!r} cannot score the labels y: {exc} Pass a gain with "
+        f"metric={metric!r} cannot score the labels y: {exc} Pass a metric with "
         "suitable conventions, e.g. make_ranking_scorer('ndcg', k=10, gain='linear')."
     )
 
@@ -356,7 +388,7 @@ def label_levels(y_sorted, layout):
 
     Returns
     -------
-    level : ndarray of int, shape (n_samples,)
+    level : ndarray of int, shape (n_rows,)
         0 for the query's lowest label, ..., sorted order of ``layout``.
     n_levels : ndarray of int, shape (n_queries,)
     """
@@ -371,26 +403,26 @@ def label_levels(y_sorted, layout):
     return level, layout.max(level) + 1
 
 
-def boltzrank_samples(y_sorted, layout, n_samples, random_state):
+def boltzrank_samples(y_sorted, layout, n_rankings, random_state):
     """Ranks of the §4.2 rank samples of every query (see :class:`BoltzRankLoss`).
 
     Returns
     -------
-    ranks : ndarray of shape (n_samples_rows, n_samples)
+    ranks : ndarray of shape (n_rows, n_rankings)
         Rank (1 = top) of every row (sorted order) in every sample, in the
         smallest integer dtype that holds the largest query's size.
     """
-    return _samples(y_sorted, layout, n_samples, random_state)[0]
+    return _samples(y_sorted, layout, n_rankings, random_state)[0]
 
 
-def _samples(y_sorted, layout, n_samples, random_state, out=None):
+def _samples(y_sorted, layout, n_rankings, random_state, out=None):
     """:func:`boltzrank_samples`, written to ``out`` if given, and the samples' order.
 
-    Also returns ``order`` of shape (n_samples, n_samples_rows): ``order[s,
+    Also returns ``order`` of shape (n_rankings, n_rows): ``order[s,
     p]`` is the row at place ``p`` of sample ``s``, the places of each query
     (its rows' span in sorted order) from the top down.
     """
-    k = n_samples
+    k = n_rankings
     level, n_levels = label_levels(y_sorted, layout)
     per_query = query_uniforms(layout, random_state, 3 * k, per_query=True)
     kind, pick, share = per_query[:, :k], per_query[:, k:2 * k], per_query[:, 2 * k:]

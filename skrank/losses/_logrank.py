@@ -23,12 +23,12 @@ from ._sampled import (
     sample_objective,
 )
 
-OBJECTIVES = ("mle", "expgain", "l3", "convex")
+OBJECTIVES = ("likelihood", "expected_gain", "l3", "convex")
 GAINS = ("auc", "map", "ndcg")
 SAMPLERS = ("auto", "exact", "walk")
 RESTARTS = ("two", "graded")
 
-#: Probability that a restart of ``restart="two"`` is the ideal ranking (Fig. 5).
+#: Probability that a restart of ``walk_restart="two"`` is the ideal ranking (Fig. 5).
 IDEAL_RESTART = 0.9
 #: Cells of the ``chains x width`` arrays of one block of random walks (some
 #: 120 bytes of temporaries each: 8 MB, whatever the data's size).
@@ -42,45 +42,47 @@ class LogRankLoss(ListwiseLoss):
 
     Parameters
     ----------
-    objective : {"mle", "expgain", "l3", "convex"}, default="l3"
-        ``"mle"``: the negative log-likelihood of the ideal ranking (eq.
-        10). ``"expgain"``: minus the log of the expected gain (eq. 6-7),
-        not convex. ``"l3"``: MLE plus the expected loss :math:`1 - G`
-        (eq. 11-12). ``"convex"``: ConvexLoss (eq. 14), the log-sum-exp of
-        the log-probability ratios plus the loss. See Notes.
-    gain : {"auc", "map", "ndcg"}, default="ndcg"
+    objective : {"likelihood", "expected_gain", "l3", "convex"}, default="l3"
+        ``"likelihood"``: the negative log-likelihood of the ideal ranking
+        (the paper's MLE, eq. 10). ``"expected_gain"``: minus the log of the
+        expected gain (the paper's ExpGain, eq. 6-7), not convex. ``"l3"``:
+        MLE plus the expected loss :math:`1 - G` (eq. 11-12). ``"convex"``:
+        ConvexLoss (eq. 14), the log-sum-exp of the log-probability ratios
+        plus the loss. See Notes.
+    metric : {"auc", "map", "ndcg"} or "ndcg@<k>", default="ndcg@10"
         The gain :math:`G_q(y)` of a ranking (§1.6): the fraction of
-        (good, bad) pairs in order, the average precision, or NDCG at ``k``
-        (binary gain, :math:`1 / \log_2(1 + r)` discount, normalised by the
-        ideal ranking). Unused by ``"mle"`` except for the graded restarts.
-    k : int, default=10
-        Cut-off of ``gain="ndcg"``. A ``k`` at least the size of the
-        largest query cuts nothing: any larger ``k``, however large, is the
-        same (as ``k`` of :func:`~skrank.metrics.ndcg_score`).
+        (good, bad) pairs in order, the average precision, or NDCG, at
+        ``k`` with ``"ndcg@<k>"`` (binary gain, :math:`1 / \log_2(1 + r)`
+        discount, normalised by the ideal ranking). A ``k`` at least the
+        size of the largest query cuts nothing: any larger ``k``, however
+        large, is the same (as ``k`` of :func:`~skrank.metrics.ndcg_score`).
+        Unused by ``"likelihood"`` except for the graded restarts.
     sampler : {"auto", "exact", "walk"}, default="auto"
         ``"exact"``: the sums over rankings run over the whole relaxed space
-        :math:`\{\pm 1\}^{n^+ n^-}` in closed form (for ``gain="auc"`` or
-        ``objective="mle"`` only). ``"walk"``: over a fixed sample of
+        :math:`\{\pm 1\}^{n^+ n^-}` in closed form (for ``metric="auc"`` or
+        ``objective="likelihood"`` only). ``"walk"``: over a fixed sample of
         rankings drawn once by the random walk of §4. ``"auto"``: exact
         where a closed form exists, otherwise the walk.
-    n_samples : int, default=100
-        Rankings :math:`|\hat Y_q|` sampled per query by the walk (the ideal
-        ranking is added to them; duplicates are dropped).
+    n_rankings : int, default=101
+        Rankings per query in the sample, the ideal one included: the ideal
+        ranking :math:`y_q` and ``n_rankings - 1`` states of the walk
+        (:math:`|\hat Y_q|`, the paper's 100 by default; a ranking drawn
+        twice counts once).
     walk_length : int, default=10
         States of each walk: its restart state and those after each of the
         next ``walk_length - 1`` accepted swap transitions, all in the
-        sample (``n_samples / walk_length`` walks per query). A walk
-        longer than ``n_samples`` is cut at ``n_samples`` states: any
-        ``walk_length`` from ``n_samples`` on gives one walk per query and
-        the same sample.
-    restart : {"two", "graded"}, default="graded"
+        sample (``(n_rankings - 1) / walk_length`` walks per query). A walk
+        longer than that is cut at ``n_rankings - 1`` states: any
+        ``walk_length`` from ``n_rankings - 1`` on gives one walk per query
+        and the same sample.
+    walk_restart : {"two", "graded"}, default="graded"
         Restart states of the walk. ``"two"``: the ideal ranking (with
         probability 0.9) or the worst one (all bad documents above all good
         ones). ``"graded"``: the good documents as one block below
         :math:`i = 0, \dots, n^-` bad ones, drawn with probability
-        :math:`\propto \exp(\kappa \Delta)` (``restart_skew`` :math:`\kappa`).
-    restart_skew : float, default=-10.0
-        :math:`\kappa \le 0` of ``restart="graded"`` (the paper: -10 to -20
+        :math:`\propto \exp(\kappa \Delta)` (``walk_restart_skew`` :math:`\kappa`).
+    walk_restart_skew : float, default=-10.0
+        :math:`\kappa \le 0` of ``walk_restart="graded"`` (the paper: -10 to -20
         best, Fig. 6).
     normalize_pairs : bool, default=True
         Divide the feature map by the query's number of pairs
@@ -154,7 +156,7 @@ class LogRankLoss(ListwiseLoss):
     uniformly random given the sequence, and is drawn once at the end. Every
     state of a walk is a sample: its restart state, then the state after
     each of ``walk_length - 1`` accepted transitions (a walk of length 1 is
-    its restart alone); walks restart until ``n_samples`` states are drawn.
+    its restart alone); walks restart until ``n_rankings - 1`` states are drawn.
     (Recording the whole walk, not only its end, gives both parities of the
     number of pairs out of order: each transition changes it by one.) The
     ideal ranking :math:`y_q` is sample 0; a ranking drawn
@@ -188,13 +190,12 @@ class LogRankLoss(ListwiseLoss):
 
     _parameter_constraints = {
         "objective": [StrOptions(set(OBJECTIVES))],
-        "gain": [StrOptions(set(GAINS))],
-        "k": [Integer(1, None, closed="left")],
+        "metric": [str],
         "sampler": [StrOptions(set(SAMPLERS))],
-        "n_samples": [Integer(1, MAX_LENGTH, closed="both")],
+        "n_rankings": [Integer(2, MAX_LENGTH, closed="both")],
         "walk_length": [Integer(1, None, closed="left")],
-        "restart": [StrOptions(set(RESTARTS))],
-        "restart_skew": [Interval(Real, None, 0, closed="right")],
+        "walk_restart": [StrOptions(set(RESTARTS))],
+        "walk_restart_skew": [Interval(Real, None, 0, closed="right")],
         "normalize_pairs": ["boolean"],
         "relevance_threshold": [Real],
     }
@@ -203,21 +204,21 @@ class LogRankLoss(ListwiseLoss):
         self,
         objective="l3",
         *,
-        gain="ndcg",
-        k=10,
+        metric="ndcg@10",
         sampler="auto",
-        n_samples=100,
+        n_rankings=101,
         walk_length=10,
-        restart="graded",
-        restart_skew=-10.0,
+        walk_restart="graded",
+        walk_restart_skew=-10.0,
         normalize_pairs=True,
         relevance_threshold=1,
         store_ranks=True,
     ):
         params = {
-            "objective": objective, "gain": gain, "k": k, "sampler": sampler,
-            "n_samples": n_samples, "walk_length": walk_length, "restart": restart,
-            "restart_skew": restart_skew, "normalize_pairs": normalize_pairs,
+            "objective": objective, "metric": metric, "sampler": sampler,
+            "n_rankings": n_rankings, "walk_length": walk_length,
+            "walk_restart": walk_restart, "walk_restart_skew": walk_restart_skew,
+            "normalize_pairs": normalize_pairs,
             "relevance_threshold": relevance_threshold,
         }
         validate_parameter_constraints(
@@ -225,12 +226,13 @@ class LogRankLoss(ListwiseLoss):
             {**params, "store_ranks": store_ranks}, type(self).__name__)
         check_relevance_threshold(relevance_threshold)
         self.store_ranks = bool(store_ranks)
-        self.objective, self.gain, self.k = objective, gain, int(k)
-        self.n_samples, self.walk_length = int(n_samples), int(walk_length)
-        self.restart, self.restart_skew = restart, float(restart_skew)
+        self.objective, self.metric = objective, metric
+        self._gain, self._k = parse_gain(metric)
+        self.n_rankings, self.walk_length = int(n_rankings), int(walk_length)
+        self.walk_restart, self.walk_restart_skew = walk_restart, float(walk_restart_skew)
         self.normalize_pairs = bool(normalize_pairs)
         self.relevance_threshold = float(relevance_threshold)
-        self.exact = resolve_sampler(sampler, objective, gain)
+        self.exact = resolve_sampler(sampler, objective, self._gain)
         self.sampler = sampler
         # the walk draws per place in the query (see ListwiseLoss.sampling)
         self.sampling = not self.exact
@@ -244,7 +246,7 @@ class LogRankLoss(ListwiseLoss):
         if self.exact:
             return common
         return common + tuple((name, getattr(self, name)) for name in (
-            "gain", "k", "n_samples", "walk_length", "restart", "restart_skew"))
+            "metric", "n_rankings", "walk_length", "walk_restart", "walk_restart_skew"))
 
     def _prepare(self, y_sorted, layout, random_state):
         good = y_sorted >= self.relevance_threshold
@@ -258,9 +260,9 @@ class LogRankLoss(ListwiseLoss):
         per_query = {"scale": scale, "informative": informative}
         if not self.exact:
             ranks, coef, gains, valid = walk_samples(
-                good, layout, n_pos, n_samples=self.n_samples, walk_length=self.walk_length,
-                restart=self.restart, restart_skew=self.restart_skew, gain=self.gain,
-                k=self.k, random_state=random_state, store_ranks=self.store_ranks,
+                good, layout, n_pos, n_rankings=self.n_rankings, walk_length=self.walk_length,
+                restart=self.walk_restart, restart_skew=self.walk_restart_skew, gain=self._gain,
+                k=self._k, random_state=random_state, store_ranks=self.store_ranks,
             )
             per_row["coef"] = coef
             if self.store_ranks:
@@ -301,7 +303,7 @@ class LogRankLoss(ListwiseLoss):
         if objective_name == "convex":
             masked = masked + (1.0 - per_query["gains"][queries])
         log_prob, prob = log_softmax_rows(masked)
-        if objective_name == "expgain":
+        if objective_name == "expected_gain":
             # -log E[G] = lse(logits) - lse(logits + log G), in log space
             # (G > 0 for the ideal ranking, sample 0)
             gains = per_query["gains"][queries]
@@ -349,13 +351,13 @@ class LogRankLoss(ListwiseLoss):
             np.clip(d2, -_LARGEST, _LARGEST, out=d2)  # beyond the largest float: saturate
         n_pairs = np.bincount(pair_query, minlength=n_queries).astype(np.float64)
         objective = self.objective
-        if objective in ("mle", "l3", "convex"):
+        if objective in ("likelihood", "l3", "convex"):
             shift = 1.0 / n_pairs[pair_query] if objective == "convex" else 0.0
             # log(1 + exp(-2d + shift)) and its derivative -sigmoid(-2d + shift)
             z = shift - d2
             per_query = np.bincount(pair_query, np.logaddexp(0.0, z), minlength=n_queries)
             dd2 = -expit(z)
-        if objective in ("expgain", "l3"):
+        if objective in ("expected_gain", "l3"):
             p = expit(d2)  # Pr(y_gb = +1)
             dp = p * expit(-d2)  # its derivative w.r.t. 2d
             if objective == "l3":
@@ -381,13 +383,31 @@ class LogRankLoss(ListwiseLoss):
         return per_query, grad
 
 
+def parse_gain(metric):
+    """``(gain, k)`` of a ``metric`` parameter: ``"ndcg@10"`` is ``("ndcg", 10)``.
+
+    ``k`` is None (no cut-off) unless the metric is NDCG with ``@<k>``.
+    Raises a ValueError naming ``metric`` for anything else.
+    """
+    name, _, cutoff = metric.strip().lower().partition("@")
+    if name in GAINS and not cutoff:
+        return name, None
+    if name == "ndcg" and cutoff.isdigit() and int(cutoff) >= 1:
+        return name, int(cutoff)
+    raise ValueError(
+        f"metric must be one of {', '.join(map(repr, GAINS))} or 'ndcg@<k>' with an integer "
+        f"k >= 1 (e.g. 'ndcg@10'); got {metric!r}."
+    )
+
+
 def resolve_sampler(sampler, objective, gain):
     """Whether the sums over rankings are the exact closed forms."""
-    closed_form = gain == "auc" or objective == "mle"
+    closed_form = gain == "auc" or objective == "likelihood"
     if sampler == "exact" and not closed_form:
         raise ValueError(
-            "sampler='exact' has closed forms for gain='auc' (and objective='mle') only; "
-            f"got objective={objective!r}, gain={gain!r}. Use sampler='walk' or 'auto'."
+            "sampler='exact' has closed forms for metric='auc' (and objective='likelihood') "
+            f"only; got objective={objective!r}, metric={gain!r}. Use sampler='walk' or "
+            "'auto'."
         )
     return sampler == "exact" or (sampler == "auto" and closed_form)
 
@@ -479,7 +499,7 @@ def restart_gains(n_pos, n_neg, gain, k, width):
     return (cum[hi] - cum[lo]) / ideal
 
 
-def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restart_skew, gain,
+def walk_samples(good, layout, n_pos, *, n_rankings, walk_length, restart, restart_skew, gain,
                  k, random_state, store_ranks=True):
     """The fixed sample of rankings of every query (see :class:`LogRankLoss`).
 
@@ -488,22 +508,22 @@ def walk_samples(good, layout, n_pos, *, n_samples, walk_length, restart, restar
 
     Returns
     -------
-    ranks : ndarray of int, shape (n_rows, n_samples + 1), or None
+    ranks : ndarray of int, shape (n_rows, n_rankings), or None
         Rank (1 = top) of every row (sorted order) in every ranking; ranking
         0 is the ideal one (good documents first, in random order). None
         with ``store_ranks=False``.
-    coef : ndarray of int, shape (n_rows, n_samples + 1)
+    coef : ndarray of int, shape (n_rows, n_rankings)
         :math:`c_j(y)`: documents of the other class below minus above.
-    gains : ndarray of shape (n_queries, n_samples + 1)
-    valid : ndarray of bool, shape (n_queries, n_samples + 1)
+    gains : ndarray of shape (n_queries, n_rankings)
+    valid : ndarray of bool, shape (n_queries, n_rankings)
         False for a ranking equal to an earlier one of its query.
     """
-    n_chains = n_samples + 1
+    n_chains = n_rankings
     # a cut-off past the longest query cuts nothing, and a walk longer than
     # the sample is cut at the sample (its draws are those of any longer
     # walk): the same samples and gains, for any k and walk_length
-    k = min(k, layout.max_size)
-    walk_length = min(walk_length, n_samples)
+    k = layout.max_size if k is None else min(k, layout.max_size)
+    walk_length = min(walk_length, n_rankings - 1)
     random_state = _seed(random_state)  # one seed for every block
     n_neg = layout.sizes - n_pos
     informative = (n_pos > 0) & (n_neg > 0)

@@ -9,6 +9,7 @@ per query with ``np.add.reduceat``. There is no Python loop over queries
 """
 
 import numbers
+import re
 
 import numpy as np
 
@@ -1334,3 +1335,42 @@ def err_score(
         per_query, ranking.layout.max(labels) <= 0, _short_mask(ranking, k), conv,
         average, "err_score", layout=ranking.layout, sample_weight=sample_weight,
     )
+
+
+#: The metrics by name (as in ``"ndcg@10"``), name -> function.
+METRICS = {
+    "ndcg": ndcg_score,
+    "dcg": dcg_score,
+    "map": map_score,
+    "ap": average_precision_score,
+    "precision": precision_at_k,
+    "p": precision_at_k,
+    "recall": recall_at_k,
+    "mrr": mrr_score,
+    "err": err_score,
+}
+
+_NAME_PATTERN = re.compile(r"^(?P<metric>[a-z]+)(?:@(?P<k>\d+))?$")
+
+
+def parse_metric_name(name):
+    """``(metric, k)`` of a name such as ``"ndcg@10"`` (``("ndcg", 10)``) or ``"map"``.
+
+    ``metric`` is a key of :data:`METRICS`, ``k`` an int or None. Raises a
+    TypeError for a non-string and a ValueError naming the known metrics for
+    anything else.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string such as 'ndcg@10', got {name!r}.")
+    match = _NAME_PATTERN.match(name.strip().lower())
+    if (
+        match is None
+        or match["metric"] not in METRICS
+        or (match["k"] is not None and int(match["k"]) < 1)
+    ):
+        raise ValueError(
+            f"Unknown ranking scorer {name!r}; expected '<metric>' or "
+            f"'<metric>@<k>' (k >= 1) with metric in {sorted(METRICS)}, "
+            "e.g. 'ndcg@10' or 'map'."
+        )
+    return match["metric"], None if match["k"] is None else int(match["k"])

@@ -2,38 +2,17 @@
 
 import inspect
 import numbers
-import re
+from functools import partial
 
 import numpy as np
 
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import make_metadata_request
-from ._ranking import (
-    average_precision_score,
-    dcg_score,
-    err_score,
-    map_score,
-    mrr_score,
-    ndcg_score,
-    precision_at_k,
-    recall_at_k,
-)
+from ._ranking import METRICS as _METRICS
+from ._ranking import parse_metric_name
 
 __all__ = ["RankingScorer", "get_ranking_scorer", "make_ranking_scorer"]
 
-_METRICS = {
-    "ndcg": ndcg_score,
-    "dcg": dcg_score,
-    "map": map_score,
-    "ap": average_precision_score,
-    "precision": precision_at_k,
-    "p": precision_at_k,
-    "recall": recall_at_k,
-    "mrr": mrr_score,
-    "err": err_score,
-}
-
-_NAME_PATTERN = re.compile(r"^(?P<metric>[a-z]+)(?:@(?P<k>\d+))?$")
 
 
 class RankingScorer:
@@ -115,6 +94,18 @@ class RankingScorer:
         return self.score_predictions(
             y_true, y_score, qid=qid, sample_weight=sample_weight
         )
+
+    def _metric_function(self):
+        """This scorer's metric as ``f(y_true, y_score, *, qid, average=True)``.
+
+        A built-in metric comes back as a :func:`functools.partial` of its
+        function with ``k`` and the conventions (so that
+        :class:`~skrank.losses.BoltzRankLoss` recognises NDCG), any other one
+        as :meth:`score_predictions`.
+        """
+        if self._metric in _METRICS.values():
+            return partial(self._metric, k=self._k, **self._kwargs)
+        return self.score_predictions
 
     def score_predictions(
         self, y_true, y_score, *, qid, average=True, sample_weight=None
@@ -401,18 +392,5 @@ def get_ranking_scorer(name):
     """
     if isinstance(name, RankingScorer):
         return name
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string such as 'ndcg@10', got {name!r}.")
-    match = _NAME_PATTERN.match(name.strip().lower())
-    if (
-        match is None
-        or match["metric"] not in _METRICS
-        or (match["k"] is not None and int(match["k"]) < 1)
-    ):
-        raise ValueError(
-            f"Unknown ranking scorer {name!r}; expected '<metric>' or "
-            f"'<metric>@<k>' (k >= 1) with metric in {sorted(_METRICS)}, "
-            "e.g. 'ndcg@10' or 'map'."
-        )
-    k = None if match["k"] is None else int(match["k"])
-    return make_ranking_scorer(match["metric"], k=k)
+    metric, k = parse_metric_name(name)
+    return make_ranking_scorer(metric, k=k)

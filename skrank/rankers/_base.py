@@ -138,10 +138,8 @@ class BaseRanker(BaseEstimator):
             objective becomes the weighted mean of the query losses (integer
             weights act as repeated queries), so only the ratios of the
             weights matter: constant weights, of any size, give the
-            unweighted fit (``LogRankRanker``, whose penalty is added to the
-            weighted *sum*, is the exception: see its ``C``). The
-            early-stopping metric on validation queries is unweighted. None
-            weighs queries equally.
+            unweighted fit. The early-stopping metric on validation queries
+            is unweighted. None weighs queries equally.
 
         Returns
         -------

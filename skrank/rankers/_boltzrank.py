@@ -26,11 +26,11 @@ class BoltzRankRanker(NeuralRanker):
 
     Parameters
     ----------
-    n_samples : int, default=100
-        Rankings sampled per training query, drawn once per fit from
+    n_rankings : int, default=100
+        Rankings per training query in the sample, the label-sorted one
+        included (it is the first), drawn once per fit from
         ``random_state`` and never resampled (the paper: 100; no gain
-        beyond). The first is the label-sorted ranking; see
-        :class:`~skrank.losses.BoltzRankLoss` for the others.
+        beyond); see :class:`~skrank.losses.BoltzRankLoss` for the others.
     gain_weight : float, default=0.9
         :math:`\lambda` in the paper (eq. 15): weight of the expected gain
         against the cross entropy between :math:`P(R|L)` and
@@ -40,10 +40,12 @@ class BoltzRankRanker(NeuralRanker):
         ``"expected_gain"``: the paper's objective (eq. 15).
         ``"likelihood"``: the negative log-probability of the label-sorted
         ranking under :math:`P(R|S)` (Liu, §4.3).
-    gain : str or RankingScorer, default="ndcg@10"
-        The metric :math:`G(R, L)` of each sampled ranking, e.g.
-        ``"ndcg@10"``, ``"ndcg"`` or ``"map"`` (see
-        :func:`skrank.metrics.get_ranking_scorer`), computed once per fit.
+    metric : str, callable or RankingScorer, default="ndcg@10"
+        The gain :math:`G(R, L)` of each sampled ranking: a metric name with
+        an optional ``@<k>``, e.g. ``"ndcg@10"``, ``"ndcg"`` or ``"map"``
+        (see :func:`skrank.metrics.get_ranking_scorer`), a metric function
+        or a scorer with its own conventions (see
+        :class:`~skrank.losses.BoltzRankLoss`); computed once per fit.
     target_temperature : float, default=1.0
         Temperature of the target distribution,
         :math:`P(R|L) \propto \exp(-E(R|L)/T)`; 1 is the paper's formula.
@@ -324,10 +326,10 @@ class BoltzRankRanker(NeuralRanker):
         self,
         *,
         # the loss's defaults, written once in BoltzRankLoss
-        n_samples=_LOSS_DEFAULTS["n_samples"],
+        n_rankings=_LOSS_DEFAULTS["n_rankings"],
         gain_weight=_LOSS_DEFAULTS["gain_weight"],
         objective=_LOSS_DEFAULTS["objective"],
-        gain=_LOSS_DEFAULTS["gain"],
+        metric=_LOSS_DEFAULTS["metric"],
         target_temperature=_LOSS_DEFAULTS["target_temperature"],
         pairwise_hidden_layer_sizes=None,
         hidden_layer_sizes=(5,),
@@ -352,10 +354,10 @@ class BoltzRankRanker(NeuralRanker):
         verbose=0,
         warm_start=False,
     ):
-        self.n_samples = n_samples
+        self.n_rankings = n_rankings
         self.gain_weight = gain_weight
         self.objective = objective
-        self.gain = gain
+        self.metric = metric
         self.target_temperature = target_temperature
         self.pairwise_hidden_layer_sizes = pairwise_hidden_layer_sizes
         self.hidden_layer_sizes = hidden_layer_sizes

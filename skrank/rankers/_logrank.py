@@ -8,9 +8,10 @@ import numpy as np
 
 from .._core._solvers import LBFGS
 from ..losses import LogRankLoss
-from ..losses._logrank import resolve_sampler
+from ..losses._logrank import parse_gain, resolve_sampler
 from ..metrics._ranking import check_relevance_threshold
-from ..utils._sklearn_compat import Interval
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._validation import keep_fitted_state_on_error
 from ._base import EXTREME, FitSettings, NeuralRanker
 
 _LOSS_DEFAULTS = {
@@ -32,59 +33,63 @@ class LogRankRanker(NeuralRanker):
 
     Parameters
     ----------
-    objective : {"mle", "expgain", "l3", "convex"}, default="l3"
-        ``"mle"``: the likelihood of the ideal ranking (eq. 10); over the
-        whole relaxed space this is the pairwise logistic loss.
-        ``"expgain"``: the expected gain (eq. 6-7), not convex: ``n_init``
-        restarts keep the lowest objective. ``"l3"``: MLE plus the expected
-        loss (eq. 12). ``"convex"``: ConvexLoss (eq. 14), the paper's best.
-    gain : {"auc", "map", "ndcg"}, default="ndcg"
+    objective : {"likelihood", "expected_gain", "l3", "convex"}, default="l3"
+        ``"likelihood"``: the likelihood of the ideal ranking (the paper's
+        MLE, eq. 10); over the whole relaxed space this is the pairwise
+        logistic loss. ``"expected_gain"``: the expected gain (the paper's
+        ExpGain, eq. 6-7), not convex: ``n_init`` restarts keep the lowest
+        objective. ``"l3"``: MLE plus the expected loss (eq. 12).
+        ``"convex"``: ConvexLoss (eq. 14), the paper's best.
+    metric : {"auc", "map", "ndcg"} or "ndcg@<k>", default="ndcg@10"
         The gain :math:`G` of a ranking of the good and bad documents
         (§1.6): the fraction of (good, bad) pairs in order, the average
-        precision, or NDCG at ``k`` (binary gain, :math:`\log_2` discount).
-        Unused by ``"mle"``, except by ``restart="graded"``.
-    k : int, default=10
-        Cut-off of ``gain="ndcg"``. A ``k`` at least the size of the
-        largest query cuts nothing: any larger ``k``, however large, is the
-        same (as ``k`` of :func:`~skrank.metrics.ndcg_score`).
+        precision, or NDCG (binary gain, :math:`\log_2` discount), at ``k``
+        with ``"ndcg@<k>"``. A ``k`` at least the size of the largest query
+        cuts nothing. Unused by ``"likelihood"``, except by
+        ``walk_restart="graded"``.
     sampler : {"auto", "exact", "walk"}, default="auto"
         ``"exact"``: sums over the whole relaxed space of rankings in closed
-        form, :math:`O(n^+ n^-)` per query (``gain="auc"`` or
-        ``objective="mle"`` only). ``"walk"``: over ``n_samples`` rankings
-        per query drawn once per fit by the random walk of §4. ``"auto"``:
-        exact where a closed form exists, otherwise the walk.
-    n_samples : int, default=100
-        Rankings sampled per training query by the walk (plus the ideal one).
+        form, :math:`O(n^+ n^-)` per query (``metric="auc"`` or
+        ``objective="likelihood"`` only). ``"walk"``: over ``n_rankings``
+        rankings per query, drawn once per fit by the random walk of §4.
+        ``"auto"``: exact where a closed form exists, otherwise the walk.
+    n_rankings : int, default=101
+        Rankings per training query in the sample, the ideal one included:
+        the ideal ranking and ``n_rankings - 1`` states of the walk (the
+        paper's 100).
     walk_length : int, default=10
         States of each walk, all in the sample: its restart state and those
         after each of the next ``walk_length - 1`` swap transitions. Any
-        ``walk_length`` from ``n_samples`` on is one walk per query.
-    restart : {"two", "graded"}, default="graded"
+        ``walk_length`` from ``n_rankings - 1`` on is one walk per query.
+    walk_restart : {"two", "graded"}, default="graded"
         Restart states of the walk: ``"two"``, the ideal ranking (probability
         0.9) or the worst one; ``"graded"``, the good documents as one block
         below :math:`0, \dots, n^-` bad ones, drawn with probability
         :math:`\propto \exp(\kappa \Delta)`.
-    restart_skew : float, default=-10.0
-        :math:`\kappa \le 0` of ``restart="graded"`` (the paper: -10 to -20).
+    walk_restart_skew : float, default=-10.0
+        :math:`\kappa \le 0` of ``walk_restart="graded"`` (the paper: -10 to
+        -20).
     normalize_pairs : bool, default=True
         Divide the feature map by the query's number of (good, bad) pairs
         (eq. 2; the paper drops the factor after cross-validation). Without
         it the scores of whole rankings differ by sums over many pairs and
-        the sampled models fit worse (see Notes); ``C`` then needs to be
-        much smaller.
+        the sampled models fit worse (see Notes); ``alpha`` then needs to be
+        much larger.
     relevance_threshold : float, default=1
         A document is good when its label is at least this: graded labels
         are thresholded (as for MAP in :mod:`skrank.metrics`). Queries with
         no good or no bad document contribute nothing.
-    C : float, default=1.0
-        Inverse strength of the penalty: the fit minimises the sum of the
-        queries' losses plus :math:`\|w\|^2 / C` (the paper's form; as
-        scikit-learn's ``C``, a larger value regularises less, and the same
-        ``C`` regularises less on more queries). With ``sample_weight`` the
-        sum is weighted, so multiplying every weight by a constant acts as
-        multiplying ``C`` by it (as integer weights act as repeated
-        queries); weights summing beyond the largest float leave no penalty,
-        and tiny weights make it overwhelming.
+    alpha : "auto" or float, default="auto"
+        Strength of the L2 penalty, as in the other rankers: the fit
+        minimises the mean of the queries' losses plus :math:`\alpha/2
+        \|w\|^2`. ``"auto"`` is the paper's form, the sum of the losses plus
+        :math:`\|w\|^2` (its :math:`C = 1`): :math:`\alpha = 2 / n` on
+        :math:`n` training queries, so that it regularises less on more
+        queries. With ``sample_weight`` the mean is weighted, and ``"auto"``
+        takes :math:`n` as the total query weight (multiplying every weight
+        by :math:`c` acts as dividing ``alpha`` by :math:`c`, as integer
+        weights act as repeated queries); weights summing beyond the largest
+        float leave no penalty, and tiny weights make it overwhelming.
     hidden_layer_sizes : tuple of int, default=()
         ``()`` is the paper's linear model :math:`f(x) = \langle w, x
         \rangle` (fitted ``coef_``); ``(h,)`` scores with a one-hidden-layer
@@ -101,7 +106,7 @@ class LogRankRanker(NeuralRanker):
     n_init : int, default=1
         Number of random initialisations, each run by L-BFGS to the end; the
         one with the lowest objective is kept (for the non-convex
-        ``"expgain"`` and hidden layers).
+        ``"expected_gain"`` and hidden layers).
     n_jobs : int, default=None
         Number of runs trained in parallel with joblib (``None`` means 1
         unless in a :func:`joblib.parallel_backend` context, ``-1`` all
@@ -153,7 +158,8 @@ class LogRankRanker(NeuralRanker):
     \exp(w \cdot \phi(x_q, y))` (eq. 3). With
     :math:`\delta\phi_q(y) = \phi(x_q, y_q) - \phi(x_q, y)` (§1.3) and
     :math:`\Delta = 1 - G`, the fit minimises :math:`\sum_q L_q + \|w\|^2/C`
-    with
+    (:math:`C = 2 / (\alpha n)` on :math:`n` training queries; ``alpha="auto"``
+    is :math:`C = 1`) with
 
     .. math::
 
@@ -170,7 +176,7 @@ class LogRankRanker(NeuralRanker):
     L3 and ConvexLoss are convex in :math:`w` for the linear model, so every
     start reaches the same optimum; ExpGain is not (§2.2). (Internally the
     mean over the training queries is minimised, with the penalty divided by
-    their number: the same minimiser.) The sums over :math:`y` are exact
+    their number: the same minimiser; this is ``alpha``'s form.) The sums over :math:`y` are exact
     closed forms over the relaxed space :math:`\{\pm 1\}^{n^+ n^-}` for AUC
     (§2.3; that space also holds bit patterns that are no total order), or
     run over the fixed sample :math:`\hat Y_q \cup \{y_q\}` of the random
@@ -181,8 +187,7 @@ class LogRankRanker(NeuralRanker):
 
     *The folded objective.* For the linear model the sampled rankings'
     logits are linear in the weights: with :math:`C_q` the :math:`(m_q
-    \times k)` coefficients of query :math:`q` (:math:`k` = ``n_samples`` +
-    1 rankings) they are :math:`(C_q^\top X_q) \, w`, times the query's
+    \times k)` coefficients of query :math:`q` (:math:`k` = ``n_rankings``) they are :math:`(C_q^\top X_q) \, w`, times the query's
     factor (:math:`1 / (n^+ n^-)` with ``normalize_pairs``). The fit then
     builds :math:`\Phi_q = C_q^\top X_q` once (a few queries at a time),
     stacked into one :math:`(Q k \times d)` matrix for the :math:`Q`
@@ -191,7 +196,7 @@ class LogRankRanker(NeuralRanker):
     :math:`\Phi^\top g` around the objective of the :math:`(Q, k)` logits,
     with no loop over queries. It is used for the walk's samples
     (``sampler="walk"``, or ``"auto"`` with MAP and NDCG gains other than
-    MLE) with ``hidden_layer_sizes=()`` where it is cheaper: :math:`Q k d \le n d + n
+    the likelihood) with ``hidden_layer_sizes=()`` where it is cheaper: :math:`Q k d \le n d + n
     k` for the :math:`n` training rows, i.e. queries of more than about
     :math:`k d / (k + d)` documents on average (31 for 101 rankings and 45
     features); shorter queries, the closed forms and hidden layers keep the
@@ -271,11 +276,11 @@ class LogRankRanker(NeuralRanker):
 
     _loss = "logrank"
     _loss_parameters = tuple(LogRankLoss._parameter_constraints)
-    # the loss's parameters, C, and the network / L-BFGS / run parameters
+    # the loss's parameters, alpha, and the network / L-BFGS / run parameters
     # shared with the other rankers (and only those)
     _parameter_constraints = {
         **LogRankLoss._parameter_constraints,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         **{name: NeuralRanker._parameter_constraints[name] for name in (
             "hidden_layer_sizes", "activation", "max_iter", "tol", "n_init", "n_jobs",
             "random_state", "verbose", "warm_start")},
@@ -286,16 +291,15 @@ class LogRankRanker(NeuralRanker):
         *,
         # the loss's defaults, written once in LogRankLoss
         objective=_LOSS_DEFAULTS["objective"],
-        gain=_LOSS_DEFAULTS["gain"],
-        k=_LOSS_DEFAULTS["k"],
+        metric=_LOSS_DEFAULTS["metric"],
         sampler=_LOSS_DEFAULTS["sampler"],
-        n_samples=_LOSS_DEFAULTS["n_samples"],
+        n_rankings=_LOSS_DEFAULTS["n_rankings"],
         walk_length=_LOSS_DEFAULTS["walk_length"],
-        restart=_LOSS_DEFAULTS["restart"],
-        restart_skew=_LOSS_DEFAULTS["restart_skew"],
+        walk_restart=_LOSS_DEFAULTS["walk_restart"],
+        walk_restart_skew=_LOSS_DEFAULTS["walk_restart_skew"],
         normalize_pairs=_LOSS_DEFAULTS["normalize_pairs"],
         relevance_threshold=_LOSS_DEFAULTS["relevance_threshold"],
-        C=1.0,
+        alpha="auto",
         hidden_layer_sizes=(),
         activation="tanh",
         max_iter=500,
@@ -307,16 +311,15 @@ class LogRankRanker(NeuralRanker):
         warm_start=False,
     ):
         self.objective = objective
-        self.gain = gain
-        self.k = k
+        self.metric = metric
         self.sampler = sampler
-        self.n_samples = n_samples
+        self.n_rankings = n_rankings
         self.walk_length = walk_length
-        self.restart = restart
-        self.restart_skew = restart_skew
+        self.walk_restart = walk_restart
+        self.walk_restart_skew = walk_restart_skew
         self.normalize_pairs = normalize_pairs
         self.relevance_threshold = relevance_threshold
-        self.C = C
+        self.alpha = alpha
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.max_iter = max_iter
@@ -327,9 +330,39 @@ class LogRankRanker(NeuralRanker):
         self.verbose = verbose
         self.warm_start = warm_start
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, sample_weight=None):
+        """Fit the ranker by L-BFGS on all the training queries.
+
+        LogRank has no early stopping, so ``fit`` takes no validation set:
+        choose ``alpha`` and the other parameters on held-out queries (e.g.
+        with :class:`~skrank.model_selection.RankerSearchCV`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature rows. float32 is kept; other dtypes become float64.
+        y : array-like of shape (n_samples,)
+            Relevance labels (numbers; larger is more relevant).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row (rows in any order). None means all rows
+            belong to one query; with more than 100 rows it warns.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, the same for all rows of a query: the objective is
+            the weighted mean of the query losses (see ``alpha`` for
+            ``"auto"``). None weighs queries equally.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        with keep_fitted_state_on_error(self):
+            return self._fit(X, y, qid, None, None, None, sample_weight)
+
     def _check_labels(self, y, layout):
         check_relevance_threshold(self.relevance_threshold)
-        resolve_sampler(self.sampler, self.objective, self.gain)
+        resolve_sampler(self.sampler, self.objective, parse_gain(self.metric)[0])
         good = layout.to_sorted(y >= self.relevance_threshold)
         if not good.any():
             raise ValueError(
@@ -348,30 +381,32 @@ class LogRankRanker(NeuralRanker):
             )
 
     def _penalty_advice(self, alpha, weights):
-        # alpha = 2 / (C * total query weight): blame C, and the scale of sample_weight
+        # a numeric alpha is the other rankers' penalty; alpha="auto" is
+        # 2 / (total query weight): blame the number of queries or the
+        # scale of sample_weight
+        if self.alpha != "auto":
+            return super()._penalty_advice(alpha, weights)
         if EXTREME > alpha >= 1.0 / EXTREME:
             return None, False
-        total = 2.0 / (self.C * alpha) if alpha > 0 else np.inf
+        total = 2.0 / alpha if alpha > 0 else np.inf
         if weights is None:
-            counted = f"on {round(total)} training queries gives it the strength 2 / (C * n)"
+            counted = f"on {round(total)} training queries gives it the strength 2 / n"
         else:
             counted = (f"with sample_weight summing to {total:.3g} over the training queries "
-                       "gives it the strength 2 / (C * total query weight)")
-        what = f"the penalty ||w||^2 / C: C={self.C!r} {counted} = {alpha:.3g}"
+                       "gives it the strength 2 / (total query weight)")
+        what = f"the penalty alpha/2 ||w||^2: alpha='auto' {counted} = {alpha:.3g}"
         rescale = ("" if weights is None else
-                   ", or rescale sample_weight (the penalty is added to the weighted sum of "
-                   "the query losses: multiplying the weights by c acts as multiplying C "
-                   "by c)")
+                   ", or rescale sample_weight (alpha='auto' divides by their sum)")
         if alpha >= EXTREME:
             return (f"{what}, an extreme strength (the weights it allows are about 0, and "
-                    f"its gradient throws the solver's steps out of range): raise "
-                    f"C{rescale}"), True
+                    f"its gradient throws the solver's steps out of range): pass a smaller "
+                    f"alpha{rescale}"), True
         return (f"{what}, too weak to keep the weights bounded when the training queries "
-                f"can be ranked perfectly: lower C{rescale}"), False
+                f"can be ranked perfectly: pass a larger alpha{rescale}"), False
 
     def _penalty_strength(self, settings, n_queries):
-        # mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2 / C) / n_queries
-        return 2.0 / (self.C * n_queries)
+        # alpha="auto": mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2) / n_queries
+        return 2.0 / n_queries if self.alpha == "auto" else self.alpha
 
     def _make_loss(self):
         # the fit needs the samples' coefficients, not their ranks
