@@ -44,7 +44,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skrank import BoltzRankRanker, ListNetRanker, SoftRankRanker, load_letor_fold
-from skrank._core._networks import make_network
+from skrank._core._build import make_network
 from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss
 

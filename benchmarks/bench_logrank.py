@@ -63,7 +63,7 @@ from sklearn.linear_model import Ridge
 from skrank import ListNetRanker, LogRankRanker, load_letor_fold
 from skrank._core._fit import Objective
 from skrank._core._folded import FoldedObjective, make_objective
-from skrank._core._networks import LinearNetwork
+from skrank._core._mlp import LinearNetwork
 from skrank._query import QueryLayout
 from skrank.losses import LogRankLoss
 from skrank.losses._logrank import query_pairs

@@ -18,8 +18,9 @@ from sklearn.model_selection import GroupKFold, cross_val_score
 
 import skrank.rankers
 from skrank import get_ranking_scorer, make_ranking, ndcg_score
+from skrank._core._build import make_network, restore_network
 from skrank._core._fit import Objective, RunResult, average_runs, fit_runs
-from skrank._core._networks import LinearNetwork, make_network, restore_network
+from skrank._core._mlp import LinearNetwork
 from skrank._query import QueryLayout
 from skrank.losses import LOSSES
 from skrank.rankers import _base

@@ -6,8 +6,8 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
-from skrank._core import _folded, _networks
-from skrank._core._networks import make_network
+from skrank._core import _folded, _mlp, _pairwise
+from skrank._core._build import make_network
 from skrank._query import QueryLayout
 from skrank.datasets import load_rank_sample, make_ranking
 from skrank.metrics import ndcg_score
@@ -87,7 +87,7 @@ def network_inputs(monkeypatch):
     given to the fold and the folded rows are recorded.
     """
     seen = []
-    for cls in (_networks.LinearNetwork, _networks.MLPNetwork, _networks.PairwiseNetwork):
+    for cls in (_mlp.LinearNetwork, _mlp.MLPNetwork, _pairwise.PairwiseNetwork):
         original = cls.forward
 
         def forward(self, params, X, layout=None, _original=original):

@@ -19,7 +19,7 @@ from skrank import BoltzRankRanker, LogRankRanker
 from skrank._core import _folded
 from skrank._core._fit import Objective
 from skrank._core._folded import FoldedObjective, fold, fold_cost, make_objective
-from skrank._core._networks import LinearNetwork, MLPNetwork
+from skrank._core._mlp import LinearNetwork, MLPNetwork
 from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss, LogRankLoss
 from skrank.losses._base import QUERY_WEIGHT

@@ -58,7 +58,9 @@ class Objective:
     Parameters
     ----------
     network : network
-        See :mod:`skrank._core._networks`.
+        A scoring network, such as :func:`~skrank._core._build.make_network`
+        makes (:mod:`skrank._core._mlp` describes the interface of every
+        network).
     loss : ListwiseLoss
         The loss; ``state`` is what its ``prepare`` returned.
     state : LossState

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._fit import Objective
-from ._networks import LinearNetwork
+from ._mlp import LinearNetwork
 from ._solvers import check_finite
 
 #: Fold when the folded products cost at most this many times the unfolded
@@ -46,7 +46,7 @@ def make_objective(network, loss, state, y, X, rows, alpha):
     """The fit's objective: a :class:`FoldedObjective` where it is cheaper.
 
     Parameters are those of :class:`~skrank._core._fit.Objective`. Folds
-    when ``network`` is a :class:`~skrank._core._networks.LinearNetwork`,
+    when ``network`` is a :class:`~skrank._core._mlp.LinearNetwork`,
     the loss has a logit form on ``state`` and :func:`fold_cost` is at most
     :data:`FOLD_RATIO` times the unfolded cost.
 

@@ -23,13 +23,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core._fit import StoppingRule, average_runs, best_run, fit_runs
 from .._core._folded import make_objective
-from .._core._networks import (
-    ACTIVATIONS,
-    FITTED_ATTRIBUTES,
-    LinearNetwork,
-    make_network,
-    restore_network,
-)
+from .._core._activations import ACTIVATIONS
+from .._core._build import FITTED_ATTRIBUTES, make_network, restore_network
+from .._core._mlp import LinearNetwork
 from .._core._solvers import SOLVERS, DivergenceError, check_finite
 from .._query import (
     QueryLayout,

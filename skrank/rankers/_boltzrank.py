@@ -2,7 +2,9 @@
 
 import inspect
 
-from .._core._networks import OUTPUT_ACTIVATIONS, PairwiseNetwork, make_network
+from .._core._activations import OUTPUT_ACTIVATIONS
+from .._core._build import make_network
+from .._core._pairwise import PairwiseNetwork
 from ..losses import BoltzRankLoss
 from ..utils._sklearn_compat import StrOptions
 from ._base import LAYER_UNITS, NeuralRanker, layer_sizes

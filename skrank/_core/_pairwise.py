@@ -1,0 +1,476 @@
+"""BoltzRank2's pairwise network: a row network plus pairwise potentials in a query.
+
+:class:`PairwiseNetwork` adds to a network of :mod:`~skrank._core._mlp` (its
+individual, or unary, potential) pairwise potentials between the documents
+of each query, so its ``forward`` needs the query layout of the rows
+(``needs_query``). It has the interface of every network (see
+:mod:`~skrank._core._mlp`). The pairs are computed over blocks of queries,
+within the memory budget :data:`PAIRWISE_MAX_CELLS` (the class's Notes).
+
+Of skrank, it imports :mod:`~skrank._core._activations` and
+:mod:`~skrank._core._mlp`; :mod:`~skrank._core._build` imports it.
+"""
+
+from collections import namedtuple
+from math import prod
+
+import numpy as np
+
+from ._activations import (
+    _SCALE,
+    ACTIVATIONS,
+    OUTPUT_ACTIVATIONS,
+    _check_activation,
+    _check_combinable,
+)
+from ._mlp import _restore_unary, compute_dtype
+
+#: Default memory budget of :class:`PairwiseNetwork`, in float64 cells of its
+#: arrays over the pairs of documents (2**20 cells: 8 MiB): a forward pass
+#: whose hidden units of all pairs fit keeps them for the backward pass (a
+#: mini-batch of a few queries of ordinary size); a larger one recomputes
+#: them there.
+PAIRWISE_MAX_CELLS = 2**20
+
+# Most cells of the pair arrays computed at once: small enough for the CPU
+# caches (1 MiB an array), large enough that numpy's per-call overhead is small.
+_CHUNK_CELLS = 2**17
+
+
+class PairwiseNetwork:
+    r"""Individual plus pairwise potentials: a score that depends on the query.
+
+    The score of document :math:`j` of a query is its individual potential
+    plus its pairwise potentials with every other document :math:`k` of the
+    same query (BoltzRank2, Volkovs and Zemel 2009, §3.3 eq. 9):
+
+    .. math::
+
+        f(x_j) = \phi(x_j) + \sum_{k \neq j} \varphi(x_j, x_k), \qquad
+        \varphi(x_j, x_k) = \sigma\Big(v^\top g\big(W^\top [x_j; x_k] + b\big)
+        \,[+\, c]\Big),
+
+    where :math:`\phi` is ``unary`` (a
+    :class:`~skrank._core._mlp.LinearNetwork` or an
+    :class:`~skrank._core._mlp.MLPNetwork`), :math:`g` the hidden activation
+    and :math:`\sigma` the output activation, both shared with an MLP
+    ``unary``. The output bias :math:`c` exists only for a nonlinear
+    :math:`\sigma`. Documents of other queries and the document itself do
+    not enter.
+
+    Parameters
+    ----------
+    unary : LinearNetwork or MLPNetwork
+        The individual potential :math:`\phi`.
+    pairwise_hidden_layer_sizes : tuple of int
+        Hidden units of :math:`\varphi`: exactly one layer, such as ``(5,)``.
+    activation : {"tanh", "scaled_tanh", "relu", "logistic"}, default=None
+        Hidden activation :math:`g`. None takes the unary network's (``"tanh"``
+        for a linear one); an MLP ``unary`` admits only its own.
+    output_activation : {"identity", "tanh", "scaled_tanh", "logistic"}, \
+            default=None
+        Output activation :math:`\sigma`. None takes the unary network's
+        (``"identity"`` for a linear one, whose own output stays linear); an
+        MLP ``unary`` admits only its own.
+    max_cells : int, default=None
+        Memory budget in float64 cells for the arrays over pairs of
+        documents; None means :data:`PAIRWISE_MAX_CELLS`.
+
+    Attributes
+    ----------
+    n_features, n_hidden, n_params : int
+        Input features, hidden units of :math:`\varphi`, flat parameters.
+
+    Notes
+    -----
+    The flat parameter vector holds the unary parameters, then
+    :math:`W = [A; B]` of shape ``(2 * n_features, n_hidden)`` (row-major:
+    :math:`A` acts on :math:`x_j`, :math:`B` on :math:`x_k`), :math:`b`,
+    :math:`v` and, for a nonlinear output, :math:`c`. Exported:
+    ``pairwise_coefs_ = [W, v[:, None]]`` and ``pairwise_intercepts_ = [b]``
+    (``[b, c]`` with a nonlinear output), beside the unary network's
+    attributes and ``_activation`` (and ``_output_activation`` when it is
+    not the identity).
+
+    The pre-activations of all pairs of a query are
+    :math:`(XA)_j + (XB + b)_k`, so a query of :math:`m` documents costs
+    :math:`O(m d h + m^2 h)`; no array of pairs times features is built. The
+    pair arrays have shape (hidden units, queries, j, k), so that the sums
+    over hidden units, j and k are single BLAS products. They are computed
+    over padded blocks of queries of similar sizes
+    (:meth:`~skrank._query.QueryLayout.blocks`) of at most ``2**17`` cells
+    (or ``max_cells`` if smaller), which stay in the CPU caches; a larger
+    query is done in chunks of documents j (at least one j a chunk). The
+    term :math:`k = j` and the padding of a block are masked on the
+    (queries, j, k) arrays, never on the :math:`h` times larger ones. If the
+    hidden activations of all pairs fit within ``max_cells`` cells,
+    :meth:`forward` keeps them for :meth:`backward`; otherwise
+    :meth:`backward` recomputes them chunk by chunk, at the cost of one more
+    pass of the activation, and the pair arrays never take more than a few
+    chunks of memory.
+
+    References
+    ----------
+    .. [1] M. N. Volkovs and R. S. Zemel, "BoltzRank: learning to maximize
+       expected ranking gain", ICML 2009.
+    """
+
+    needs_query = True
+
+    def __init__(self, unary, pairwise_hidden_layer_sizes, *, activation=None,
+                 output_activation=None, max_cells=None):
+        sizes = pairwise_hidden_layer_sizes
+        if np.ndim(sizes) != 1 or len(sizes) != 1 or int(sizes[0]) < 1:
+            raise ValueError(
+                "pairwise_hidden_layer_sizes must be one hidden layer of at least one "
+                f"unit, such as (5,); got {pairwise_hidden_layer_sizes!r}."
+            )
+        self.unary = unary
+        self.n_features = unary.n_features
+        self.pairwise_hidden_layer_sizes = (int(sizes[0]),)
+        self.n_hidden = int(sizes[0])
+        self.activation = _shared_activation(
+            unary, "activation", activation, "tanh", ACTIVATIONS)
+        self.output_activation = _shared_activation(
+            unary, "output_activation", output_activation, "identity", OUTPUT_ACTIVATIONS)
+        self.max_cells = PAIRWISE_MAX_CELLS if max_cells is None else int(max_cells)
+        # The scaled tanh S tanh(2z/3) runs as tanh on pre-activations scaled
+        # by 2/3 per row (m h values), its factor S folded into v: the m^2 h
+        # pair arrays then see one tanh and no scaling passes.
+        if self.activation == "scaled_tanh":
+            self._inner, self._outer = 2.0 / 3.0, _SCALE
+            self._act, self._act_grad = ACTIVATIONS["tanh"]
+        else:
+            self._inner, self._outer = 1.0, 1.0
+            self._act, self._act_grad = ACTIVATIONS[self.activation]
+        self._out, self._out_grad = OUTPUT_ACTIVATIONS[self.output_activation]
+        self._output_bias = self.output_activation != "identity"
+        # Layout of the flat vector: unary parameters, W = [A; B], b, v (, c).
+        n_weights = 2 * self.n_features * self.n_hidden
+        self._n_unary = unary.n_params
+        self._W = slice(self._n_unary, self._n_unary + n_weights)
+        self._b = slice(self._W.stop, self._W.stop + self.n_hidden)
+        self._v = slice(self._b.stop, self._b.stop + self.n_hidden)
+        self._c = slice(self._v.stop, self._v.stop + int(self._output_bias))
+        self.n_params = self._c.stop
+
+    # ------------------------------------------------------------------
+    # Flat parameter vector
+    def unpack(self, params):
+        """Views ``(unary_params, W, b, v, c)`` of the flat parameter vector.
+
+        ``W`` has shape ``(2 * n_features, n_hidden)``; ``c`` is None for
+        the identity output.
+        """
+        W = params[self._W].reshape(2 * self.n_features, self.n_hidden)
+        c = params[self._c] if self._output_bias else None
+        return params[: self._n_unary], W, params[self._b], params[self._v], c
+
+    def pack(self, unary_params, W, b, v, c=None):
+        """Flat parameter vector from its parts (``v`` of shape (h,) or (h, 1))."""
+        h = self.n_hidden
+        expected = [(2 * self.n_features, h), (h,), (h,)] + [(1,)] * self._output_bias
+        shapes = [np.shape(W), np.shape(b), (np.size(v),)]
+        shapes += [] if c is None else [np.shape(c)]
+        if np.size(unary_params) != self._n_unary or shapes != expected:
+            raise ValueError(
+                "pairwise_coefs_/pairwise_intercepts_ do not match the network: expected "
+                f"W, b, v{', c' if self._output_bias else ''} of shapes {expected} "
+                f"(output_activation={self.output_activation!r}); got {shapes}."
+            )
+        parts = [unary_params, W, b, v] + ([c] if self._output_bias else [])
+        return np.concatenate([np.ravel(p) for p in parts]).astype(np.float64)
+
+    def init_params(self, random_state):
+        """The unary network's initialisation, then Glorot-uniform ``W`` and ``v``, zero biases.
+
+        As for :class:`~skrank._core._mlp.MLPNetwork`: ``U(-r, r)`` with
+        ``r = sqrt(6 / (fan_in + fan_out))`` (``sqrt(2 / ...)`` for logistic
+        hidden units); ``W`` has fan-in ``2 * n_features``.
+        """
+        params = np.zeros(self.n_params)
+        params[: self._n_unary] = self.unary.init_params(random_state)
+        factor = 2.0 if self.activation == "logistic" else 6.0
+        n_in, h = 2 * self.n_features, self.n_hidden
+        bound = np.sqrt(factor / (n_in + h))
+        params[self._W] = random_state.uniform(-bound, bound, size=n_in * h)
+        bound = np.sqrt(factor / (h + 1))
+        params[self._v] = random_state.uniform(-bound, bound, size=h)
+        return params
+
+    # ------------------------------------------------------------------
+    # Forward and backward passes
+    def forward(self, params, X, layout=None):
+        """Scores of the rows of ``X`` (in their order) and the cache for :meth:`backward`.
+
+        ``layout`` (required) is the :class:`~skrank._query.QueryLayout` of
+        the rows of ``X``, which may come in any order.
+        """
+        if layout is None:
+            raise ValueError(
+                "PairwiseNetwork scores the documents of a query jointly: forward needs "
+                "the query layout of the rows of X; got layout=None."
+            )
+        if layout.n_samples != X.shape[0]:
+            raise ValueError(
+                f"layout has {layout.n_samples} rows but X has {X.shape[0]}."
+            )
+        unary_params, W, b, v, c = self.unpack(params)
+        unary_scores, unary_cache = self.unary.forward(unary_params, X)
+        d, h = self.n_features, self.n_hidden
+        # [X A, X B] in X's compute dtype; the (h, n) factors and the pair
+        # arrays (bounded by max_cells) in float64
+        XW = np.asarray(X @ np.hstack([W[:d], W[d:]]).astype(compute_dtype(X)))
+        P, Q = XW[:, :h].T.astype(np.float64), (XW[:, h:] + b).T  # shape (h, n_samples)
+        if self._inner != 1.0:
+            P, Q = P * self._inner, Q * self._inner
+        pair_scores, pair_cache = self._pair_forward(P, Q, self._outer * v, c, layout)
+        scores = (unary_scores + pair_scores).astype(unary_scores.dtype, copy=False)
+        return scores, (unary_cache, X, pair_cache)
+
+    def backward(self, params, cache, dscores):
+        """Gradient of the loss with respect to the flat parameters."""
+        unary_params, _, _, v, c = self.unpack(params)
+        unary_cache, X, pair_cache = cache
+        dscores = np.asarray(dscores, dtype=np.float64).ravel()
+        grad = np.empty(self.n_params)
+        grad[: self._n_unary] = self.unary.backward(unary_params, unary_cache, dscores)
+        dP, dQ, g_v, g_c = self._pair_backward(self._outer * v, c, pair_cache, dscores)
+        grad[self._v] = self._outer * g_v
+        if self._inner != 1.0:
+            dP *= self._inner
+            dQ *= self._inner
+        h = self.n_hidden
+        dPQ = np.vstack([dP, dQ]).T.astype(compute_dtype(X))
+        g_AB = np.asarray(X.T @ dPQ, dtype=np.float64)  # [dA, dB], shape (d, 2h)
+        grad[self._W] = np.vstack([g_AB[:, :h], g_AB[:, h:]]).ravel()
+        grad[self._b] = dQ.sum(axis=1)
+        grad[self._c] = g_c
+        return grad
+
+    def _pair_forward(self, P, Q, v, c, layout):
+        """Pairwise part of the scores (row order) and its cache."""
+        plan = self._plan(P, Q, layout)
+        sizes = [chunk[3] for block in plan for chunk in block.chunks]
+        keep = sum(sizes) <= self.max_cells  # keep H for backward
+        buffer = np.empty(sum(sizes) if keep else max(sizes, default=0))
+        stored = [] if keep else None
+        scores = np.zeros(layout.n_samples)
+        offset = 0
+        for block in plan:
+            block_scores = np.empty(block.rows.shape)
+            ones = np.ones(block.rows.shape[1])
+            for start, stop, shape, size in block.chunks:
+                H = self._hidden(block, start, stop, buffer[offset:offset + size].reshape(shape))
+                phi, dphi = self._pair_output(H, v, c)
+                if keep:
+                    offset += size
+                    stored.append((H, dphi))
+                self._mask_pairs(phi, start, block.valid)
+                # sums over k written as products with ones (one BLAS call)
+                block_scores[:, start:stop] = (phi.reshape(-1, shape[3]) @ ones).reshape(
+                    shape[1:3])
+            block.scatter(scores, block_scores)
+        return scores, (plan, stored)
+
+    def _pair_backward(self, v, c, pair_cache, dscores):
+        """Gradients with respect to ``P = (X A).T``, ``Q = (X B + b).T``, ``v`` and ``c``."""
+        plan, stored = pair_cache
+        h = self.n_hidden
+        dP = np.zeros((h, len(dscores)))
+        dQ = np.zeros((h, len(dscores)))
+        g_v = np.zeros(h)
+        g_c = 0.0
+        max_size = max((chunk[3] for block in plan for chunk in block.chunks), default=0)
+        scratch = np.empty(max_size)  # derivative of the hidden units
+        hidden = np.empty(max_size) if stored is None else None
+        pairs = iter(stored or ())
+        for block in plan:
+            n_block, width = block.rows.shape
+            ds = dscores[block.rows]
+            if block.valid is not None:
+                ds *= block.valid  # padding documents j
+            block_dP = np.empty((h, n_block, width))
+            block_dQ = np.zeros((h, n_block, width))
+            ones = np.ones(width)
+            for start, stop, shape, size in block.chunks:
+                if stored is None:
+                    H = self._hidden(block, start, stop, hidden[:size].reshape(shape))
+                    dphi = None if c is None else self._pair_output(H, v, c)[1]
+                else:
+                    H, dphi = next(pairs)
+                # du[b, j, k]: dL/d(output of the pair (j, k)) = dL/dscore_j (times sigma')
+                if dphi is None:
+                    du = np.repeat(ds[:, start:stop, None], width, axis=2)
+                else:
+                    du = dphi * ds[:, start:stop, None]
+                self._mask_pairs(du, start, block.valid)
+                if c is not None:
+                    g_c += du.sum()
+                g_v += H.reshape(h, -1) @ du.ravel()
+                G = self._act_grad(H, out=scratch[:size].reshape(shape))
+                G *= du
+                # sums over k and over j, written as products with ones (BLAS)
+                block_dP[:, :, start:stop] = (G.reshape(-1, width) @ ones).reshape(shape[:3])
+                block_dQ += ones[: stop - start] @ G
+            block.scatter(dP, block_dP)
+            block.scatter(dQ, block_dQ)
+        dP *= v[:, None]
+        dQ *= v[:, None]
+        return dP, dQ, g_v, g_c
+
+    def _plan(self, P, Q, layout):
+        """The blocks of queries, their pair factors and chunks (see Notes)."""
+        h = self.n_hidden
+        budget = min(self.max_cells, _CHUNK_CELLS)
+        plan = []
+        for block in layout.blocks(max_cost=budget, cost=lambda w: w * w * h):
+            rows = block.rows
+            if rows is None:  # grouped rows, all queries of one size
+                rows = np.arange(layout.n_samples).reshape(layout.n_queries, -1)
+            n_block, width = rows.shape
+            if width == 1:
+                continue  # single-document queries have no pairs
+            # [P_j, 1] @ [1; Q_k] = P_j + Q_k, exactly: the broadcast sum
+            # written by BLAS, faster than np.add's broadcasting
+            left = np.ones((h, n_block, width, 2))
+            left[..., 0] = P[:, rows]
+            right = np.ones((h, n_block, 2, width))
+            right[:, :, 1] = Q[:, rows]
+            step = max(1, budget // (h * n_block * width))
+            chunks = []
+            for start in range(0, width, step):
+                stop = min(start + step, width)
+                shape = (h, n_block, stop - start, width)
+                chunks.append((start, stop, shape, prod(shape)))
+            if block.valid is None:
+                targets, cells = rows.ravel(), None
+            else:
+                targets, cells = rows[block.valid], np.flatnonzero(block.valid)
+            plan.append(_PairBlock(rows, block.valid, left, right, chunks, targets, cells))
+        return plan
+
+    def _hidden(self, block, start, stop, out):
+        """Hidden activations ``out[:, b, j, k]`` of the pairs of rows j in [start, stop)."""
+        np.matmul(block.left[:, :, start:stop], block.right, out=out)
+        return self._act(out)
+
+    def _pair_output(self, H, v, c):
+        """Outputs of the pairs (queries, j, k) and their derivative (None for the identity)."""
+        u = (v @ H.reshape(len(v), -1)).reshape(H.shape[1:])
+        if c is None:
+            return u, None
+        u += c
+        phi = self._out(u)
+        return phi, self._out_grad(phi)
+
+    @staticmethod
+    def _mask_pairs(a, start, valid):
+        """Zero, in place, the cells (queries, j, k) of k = j and of padding documents k."""
+        j = np.arange(a.shape[1])
+        a[:, j, start + j] = 0.0
+        if valid is not None:
+            a *= valid[:, None, :]
+
+    def penalty(self, params, alpha):
+        """L2 penalty on the weights (the unary network's, ``W`` and ``v``; not the biases)."""
+        unary_params, W, _, v, _ = self.unpack(params)
+        value, unary_grad = self.unary.penalty(unary_params, alpha)
+        grad = np.zeros(self.n_params)
+        grad[: self._n_unary] = unary_grad
+        grad[self._W] = alpha * W.ravel()
+        grad[self._v] = alpha * v
+        value += 0.5 * alpha * (float(np.vdot(W, W)) + float(v @ v))
+        return value, grad
+
+    # ------------------------------------------------------------------
+    # Fitted attributes
+    def export(self, params):
+        """The unary network's attributes, ``pairwise_coefs_`` and ``pairwise_intercepts_``.
+
+        ``pairwise_coefs_ = [W, v]`` of shapes ``(2 * n_features, h)`` and
+        ``(h, 1)``; ``pairwise_intercepts_ = [b]`` (``[b, c]`` with a
+        nonlinear output). ``_activation`` (and ``_output_activation`` when
+        it is not the identity) is exported even for a linear unary network.
+        """
+        unary_params, W, b, v, c = self.unpack(params)
+        attributes = self.unary.export(unary_params)
+        attributes["_activation"] = self.activation
+        if self._output_bias:
+            attributes["_output_activation"] = self.output_activation
+        attributes["pairwise_coefs_"] = [W.copy(), v.reshape(-1, 1).copy()]
+        attributes["pairwise_intercepts_"] = [b.copy()] + ([c.copy()] if self._output_bias else [])
+        return attributes
+
+    @classmethod
+    def restore(cls, attributes):
+        """``(network, params)`` from the fitted attributes :meth:`export` gave."""
+        unary, unary_params = _restore_unary(attributes)
+        W, v = attributes["pairwise_coefs_"]
+        b, *c = attributes["pairwise_intercepts_"]
+        network = cls(
+            unary,
+            (np.shape(W)[1],),
+            activation=attributes["_activation"],
+            output_activation=attributes.get("_output_activation", "identity"),
+        )
+        return network, network.pack(unary_params, W, b, v, *c)
+
+    def combine(self, params_list, weights):
+        """One network scoring ``sum_r weights[r] * f_r(x)``, exactly.
+
+        The unary networks are combined by their own ``combine``; the hidden
+        units of the pairwise potentials are placed side by side and their
+        output weights scaled by ``weights``. Exact only for the identity
+        output: a nonlinear output raises a ValueError.
+        """
+        _check_combinable(self.output_activation)
+        members = [self.unpack(p) for p in params_list]
+        unary, unary_params = self.unary.combine([m[0] for m in members], weights)
+        wide = PairwiseNetwork(
+            unary,
+            (self.n_hidden * len(members),),
+            activation=self.activation,
+            output_activation=self.output_activation,
+            max_cells=self.max_cells,
+        )
+        W = np.hstack([m[1] for m in members])
+        b = np.concatenate([m[2] for m in members])
+        v = np.concatenate([w * m[3] for w, m in zip(weights, members)])
+        return wide, wide.pack(unary_params, W, b, v)
+
+
+def _shared_activation(unary, name, value, default, registry):
+    """The pairwise potential's activation ``name``: the unary network's, if it has one."""
+    own = getattr(unary, name, None)  # a linear network has none
+    if value is None:
+        value = default if own is None else own
+    elif own is not None and value != own:
+        raise ValueError(
+            f"the pairwise potential shares the unary network's {name}: got "
+            f"{name}={value!r} with a unary network of {name}={own!r}."
+        )
+    _check_activation(name, value, registry)
+    return value
+
+
+class _PairBlock(
+    namedtuple("_PairBlock", ["rows", "valid", "left", "right", "chunks", "targets", "cells"])
+):
+    """Queries of similar sizes whose pairs :class:`PairwiseNetwork` scores together.
+
+    ``rows`` and ``valid`` are those of a :class:`~skrank._query.QueryBlock`
+    (``rows`` always an array). ``left @ right`` is the pre-activation of the
+    pairs, of shape (hidden units, queries, j, k). ``chunks`` lists
+    ``(start, stop, shape, size)``: the documents j in ``[start, stop)`` are
+    computed at once, in pair arrays of that shape and number of cells.
+    ``targets`` are the rows of the real cells of the block, ``cells`` their
+    flat positions in it (None without padding).
+    """
+
+    __slots__ = ()
+
+    def scatter(self, out, values):
+        """Write the real cells of ``values`` (block shape last) to their rows of ``out``."""
+        flat = values.reshape(values.shape[:-2] + (-1,))
+        out[..., self.targets] = flat if self.cells is None else flat[..., self.cells]
