@@ -268,8 +268,9 @@ def test_D_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(dat
 # E. Every loss stays finite (or +inf with a finite gradient) for any finite scores
 LARGEST = np.finfo(np.float64).max
 EXTREME_LOSSES = [
-    ListNetLoss(), SoftRankLoss(), SoftRankLoss(rank_distribution="normal"),
-    SoftRankLoss(sinkhorn_iterations=2),
+    ListNetLoss(), SoftRankLoss(rank_distribution="binomial"),
+    SoftRankLoss(rank_distribution="normal"),
+    SoftRankLoss(rank_distribution="binomial", sinkhorn_iterations=2),
     *[LogRankLoss(objective, gain=gain, n_samples=10, normalize_pairs=normalize)
       for objective in ("mle", "expgain", "l3", "convex") for gain in ("auc", "ndcg")
       for normalize in (True, False)],
