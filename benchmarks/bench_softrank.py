@@ -12,7 +12,7 @@ Five measurements of :class:`skrank.losses.SoftRankLoss` (``sigma=1.0``,
    O(N^3); the goal is a slope of at most 3.1).
 3. The exact recursion truncated to R = 10 ranks against the full one, on a
    single query of N = 400: forward and reverse mode of
-   ``skrank.losses._softrank._rank_binomial`` (the contest probabilities
+   ``skrank.losses._softrank_binomial._rank_binomial`` (the contest probabilities
    given), median of interleaved runs. The full recursion updates
    N * sum_{t<N} (t+2) cells (step t touches only the t+2 ranks it can
    reach, so this is N^3/2, not N^3), a single truncated one
@@ -62,7 +62,7 @@ import numpy as np
 from skrank import load_letor_fold
 from skrank._query import QueryLayout
 from skrank.losses import ListNetLoss, SoftRankLoss
-from skrank.losses._softrank import _rank_binomial
+from skrank.losses._softrank_binomial import _rank_binomial
 from skrank._core._fit import Objective
 from skrank._core._mlp import LinearNetwork
 from skrank._core._solvers import Adam
@@ -168,7 +168,7 @@ def rates(repeat):
             rng = np.random.RandomState(n)
             y = rng.randint(0, 3, size=n * q)
             qid = np.repeat(np.arange(q), n)
-            loss = SoftRankLoss(1.0)
+            loss = SoftRankLoss(1.0, rank_distribution="binomial")
             state = loss.prepare(y, QueryLayout(qid))
             scores = rng.normal(size=n * q)
             t_loss = median_time(lambda: loss.value_and_grad(scores, state), repeat)

@@ -42,7 +42,7 @@ Two SoftRank studies follow the table (skip them with ``--skip-studies``):
   batches of 8 queries, no early stopping, seed 0) on every fold's train
   split, and the NDCG@10 each reaches on that *training* split;
 * the training discount of §4.7: SoftRank (:data:`SWEEP_PARAMS`) with
-  ``discount_alpha`` in -1, -0.5, 0, 0.5, 1, early stopping on vali, mean
+  ``discount_shape`` in -1, -0.5, 0, 0.5, 1, early stopping on vali, mean
   vali NDCG@10 over the folds.
 
 Data: OHSUMED of LETOR 3.0 (QueryLevelNorm), ``Fold1`` .. ``Fold5`` under
@@ -183,8 +183,8 @@ CLAIM_PARAMS = {"hidden_layer_sizes": (), "solver": "adam", "learning_rate_init"
                 "batch_size": 8, "alpha": 1e-4, "max_iter": CLAIM_EPOCHS,
                 "early_stopping": False, "random_state": 0}
 
-#: The discount study: SoftRank's settings besides discount_alpha.
-SWEEP_ALPHAS = (-1.0, -0.5, 0.0, 0.5, 1.0)
+#: The discount study: SoftRank's settings besides discount_shape.
+SWEEP_SHAPES = (-1.0, -0.5, 0.0, 0.5, 1.0)
 SWEEP_PARAMS = {"random_state": 0, "scoring": LETOR_NDCG10}
 
 
@@ -203,12 +203,12 @@ def _claim_fold(fold):
         ]
 
 
-def _sweep_fold(fold, discount_alpha):
-    """Vali NDCG@10 of SoftRank trained with one discount_alpha (early stopping on vali)."""
+def _sweep_fold(fold, discount_shape):
+    """Vali NDCG@10 of SoftRank trained with one discount_shape (early stopping on vali)."""
     data = load_letor_fold(ohsumed_root(), fold)
     X, y, qid = data.train
     X_val, y_val, qid_val = data.vali
-    est = SoftRankRanker(discount_alpha=discount_alpha, **SWEEP_PARAMS)
+    est = SoftRankRanker(discount_shape=discount_shape, **SWEEP_PARAMS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
@@ -228,13 +228,13 @@ def studies(n_jobs, log):
     verdict = "holds" if claim[:, 1].mean() > claim[:, 0].mean() else "does NOT hold"
     print(f"  SoftRank higher on {higher.sum()} of 5 folds; the claim {verdict} on the mean.")
 
-    log("[sweep] SoftRank discount_alpha sweep, 5 folds ...")
+    log("[sweep] SoftRank discount_shape sweep, 5 folds ...")
     sweep = np.array(Parallel(n_jobs=n_jobs)(
-        delayed(_sweep_fold)(f, a) for a in SWEEP_ALPHAS for f in folds
-    )).reshape(len(SWEEP_ALPHAS), -1)
-    print("\nSoftRank discount_alpha sweep: vali NDCG@10 (LETOR convention), per fold 1-5:")
-    for a, values in zip(SWEEP_ALPHAS, sweep):
-        print(f"  alpha {a:+.1f}" + "".join(f"{v:8.4f}" for v in values)
+        delayed(_sweep_fold)(f, shape) for shape in SWEEP_SHAPES for f in folds
+    )).reshape(len(SWEEP_SHAPES), -1)
+    print("\nSoftRank discount_shape sweep: vali NDCG@10 (LETOR convention), per fold 1-5:")
+    for shape, values in zip(SWEEP_SHAPES, sweep):
+        print(f"  shape {shape:+.1f}" + "".join(f"{v:8.4f}" for v in values)
               + f"   mean {values.mean():.4f} ± {values.std():.4f}")
 
 

@@ -103,7 +103,7 @@ plt.show()
 # The value of :class:`~skrank.losses.SoftRankLoss` is the mean over queries
 # of :math:`1 - \mathcal G`, one minus SoftNDCG, with gains
 # :math:`2^{l} - 1` and the discount :math:`1 / \log_2(2 + r)` for ranks
-# :math:`r` from 0 (``discount_alpha=1``, no truncation). That is the
+# :math:`r` from 0 (``discount_shape=1``, no truncation). That is the
 # ``"skrank"`` convention of :func:`~skrank.metrics.ndcg_score` (exponential
 # gain, :math:`1 / \log_2(1 + r)` for ranks from 1, no cut-off), so as
 # :math:`\sigma \to 0` SoftNDCG should reach its value.

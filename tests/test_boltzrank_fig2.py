@@ -153,7 +153,7 @@ def test_softrank_sigma_is_the_noise_of_one_score(scores):
     S = scores[1][:20]
     P = _true_distribution(S)
     above = RANKS[0] < RANKS[1]
-    loss = SoftRankLoss(sigma=SIGMA)
+    loss = SoftRankLoss(sigma=SIGMA, rank_distribution="binomial")  # the exact model
     for s, p in zip(S, P):
         top = loss.rank_distributions(s[:2])[0][0, 0]
         assert_allclose(top, p[above].sum(), rtol=0, atol=1e-12)

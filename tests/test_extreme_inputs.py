@@ -272,8 +272,9 @@ def test_D_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(dat
 # E. Every loss stays finite (or +inf with a finite gradient) for any finite scores
 LARGEST = np.finfo(np.float64).max
 EXTREME_LOSSES = [
-    ListNetLoss(), SoftRankLoss(), SoftRankLoss(rank_distribution="normal"),
-    SoftRankLoss(sinkhorn_iterations=2),
+    ListNetLoss(), SoftRankLoss(rank_distribution="binomial"),
+    SoftRankLoss(rank_distribution="normal"),
+    SoftRankLoss(rank_distribution="binomial", sinkhorn_iterations=2),
     *[LogRankLoss(objective, metric=gain, n_rankings=10, normalize_pairs=normalize)
       for objective in ("likelihood", "expected_gain", "l3", "convex") for gain in ("auc", "ndcg")
       for normalize in (True, False)],
@@ -285,7 +286,7 @@ EXTREME_LOSSES = [
 
 def _loss_id(loss):
     params = {name: getattr(loss, name) for name in (
-        "objective", "gain", "sampler", "normalize_pairs", "gain_weight", "rank_distribution",
+        "objective", "metric", "sampler", "normalize_pairs", "gain_weight", "rank_distribution",
         "sinkhorn_iterations") if hasattr(loss, name)}
     return f"{type(loss).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
 

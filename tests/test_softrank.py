@@ -11,25 +11,36 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import SoftRankRanker, make_ranking, ndcg_score
 from skrank._query import QueryLayout
-from skrank.losses import SoftRankLoss
-from skrank.losses import _softrank
+from skrank.losses import (
+    SoftRankLoss,
+    _softrank,
+    _softrank_binomial,
+    _softrank_normal_moments,
+    _softrank_truncation,
+)
+
+#: The exact Rank-Binomial recursion (the loss defaults to the normal approximation).
+EXACT = {"rank_distribution": "binomial"}
 
 OPTIONS = [
-    {},
+    EXACT,
     {"rank_distribution": "normal"},
     {"rank_distribution": "hybrid", "n_exact": 2},
     {"rank_distribution": "hybrid", "n_exact": 0},
-    {"sinkhorn_iterations": 3},
+    {**EXACT, "sinkhorn_iterations": 3},
     {"rank_distribution": "hybrid", "n_exact": 3, "sinkhorn_iterations": 2},
-    {"discount_alpha": 0.0},
-    {"discount_alpha": -1.0},
-    {"discount_alpha": -0.4, "truncation": 4},
-    {"discount_alpha": 0.5, "truncation": 1},
-    {"truncation": 3},  # the 50-document query's recursion runs in segments
+    {**EXACT, "discount_shape": 0.0},
+    {**EXACT, "discount_shape": -1.0},
+    {**EXACT, "discount_shape": -0.4, "truncation": 4},
+    {**EXACT, "discount_shape": 0.5, "truncation": 1},
+    {**EXACT, "truncation": 3},  # the 50-document query's recursion runs in segments
     {"rank_distribution": "hybrid", "n_exact": 2, "truncation": 3},
     {"rank_distribution": "normal", "truncation": 5},
-    {"truncation": 3, "sinkhorn_iterations": 2},
-    {"sigma": 0.2},
+    {**EXACT, "truncation": 3, "sinkhorn_iterations": 2},
+    {**EXACT, "sigma": 0.2},
+    {},  # the default: the normal approximation, contracted
+    {"discount_shape": -0.4, "truncation": 4},
+    {"sinkhorn_iterations": 2},  # the normal approximation's distributions, scaled
 ]
 
 
@@ -66,7 +77,7 @@ def test_binomial_equals_enumeration_of_contests(rng, n, sigma):
     s = rng.normal(size=n)
     expected = _enumerated(s, sigma)
     for loss in (
-        SoftRankLoss(sigma),
+        SoftRankLoss(sigma, **EXACT),
         # hybrid with every document exact is the exact model too
         SoftRankLoss(sigma, rank_distribution="hybrid", n_exact=3),
     ):
@@ -77,9 +88,9 @@ def test_several_queries_give_each_querys_distributions(rng):
     """Blocks of padded queries (sizes 1..9, rows shuffled) = one query at a time."""
     sizes = [9, 1, 4, 6, 2, 8, 5, 3, 7]
     y, s, qid = _queries(rng, sizes)
-    for options in ({}, {"rank_distribution": "normal"},
+    for options in (EXACT, {"rank_distribution": "normal"},
                     {"rank_distribution": "hybrid", "n_exact": 2},
-                    {"sinkhorn_iterations": 4}):
+                    {**EXACT, "sinkhorn_iterations": 4}, {"sinkhorn_iterations": 4}):
         loss = SoftRankLoss(**options)
         together = loss.rank_distributions(s, qid)
         for q, P in zip(np.unique(qid), together):
@@ -111,19 +122,19 @@ def test_normal_approximation_close_to_exact_for_200_documents(rng):
     variation within 0.1, loss within 1e-3."""
     s = rng.normal(size=200)
     y = rng.integers(0, 3, size=200).astype(float)
-    exact = SoftRankLoss(1.0).rank_distributions(s)[0]
+    exact = SoftRankLoss(1.0, **EXACT).rank_distributions(s)[0]
     approx = SoftRankLoss(1.0, rank_distribution="normal").rank_distributions(s)[0]
     assert np.abs(exact - approx).max() < 0.05
     assert 0.5 * np.abs(exact - approx).sum(axis=1).max() < 0.1
     qid = np.zeros(200)
-    value = _value_and_grad(SoftRankLoss(1.0), y, s, qid)[0]
+    value = _value_and_grad(SoftRankLoss(1.0, **EXACT), y, s, qid)[0]
     value_normal = _value_and_grad(SoftRankLoss(1.0, rank_distribution="normal"), y, s, qid)[0]
     assert abs(value - value_normal) < 1e-3
 
 
 def test_hybrid_is_exact_for_the_chosen_documents(rng):
     s = rng.normal(size=40)
-    exact = SoftRankLoss().rank_distributions(s)[0]
+    exact = SoftRankLoss(**EXACT).rank_distributions(s)[0]
     hybrid = SoftRankLoss(rank_distribution="hybrid", n_exact=5).rank_distributions(s)[0]
     normal = SoftRankLoss(rank_distribution="normal").rank_distributions(s)[0]
     order = np.argsort(-s)
@@ -155,10 +166,10 @@ def test_small_sigma_gives_deterministic_ranks_and_ndcg(rng, rank_distribution):
 # ----------------------------------------------------------------------
 # SoftNDCG and its gradient
 def test_softndcg_known_value_two_documents():
-    """Two documents, labels 1 and 0: G = P(first ranked top) = pi_12."""
+    """Two documents, labels 1 and 0: G = P(first ranked top) = pi_12 (the exact model)."""
     s = np.array([0.3, -0.2])
     sigma = 0.7
-    value, grad = _value_and_grad(SoftRankLoss(sigma), np.array([1.0, 0.0]), s, [5, 5])
+    value, grad = _value_and_grad(SoftRankLoss(sigma, **EXACT), np.array([1.0, 0.0]), s, [5, 5])
     pi = norm.cdf(0.5 / (np.sqrt(2) * sigma))
     # G = pi * D(0) + (1 - pi) * D(1), D(0) = 1, D(1) = 1 / log2(3)
     g = pi + (1 - pi) / np.log2(3)
@@ -168,20 +179,20 @@ def test_softndcg_known_value_two_documents():
     assert_allclose(grad, [-dg, dg], rtol=1e-12)
 
 
-@pytest.mark.parametrize("alpha", [-1.0, -0.5, 0.0, 0.5, 1.0])
-def test_discount_family(alpha):
+@pytest.mark.parametrize("shape", [-1.0, -0.5, 0.0, 0.5, 1.0])
+def test_discount_family(shape):
     sizes = np.array([8, 5])
-    D = _softrank._discount(sizes, 8, alpha, None)
+    D = _softrank._discount(sizes, 8, shape, None)
     r = np.arange(8.0)
     for b, n in enumerate(sizes):
         u = r[:n] / n
         ndcg, linear, square = 1 / np.log2(2 + r[:n]), 1 - u, 1 - u**2
-        expected = (alpha * ndcg + (1 - alpha) * linear if alpha >= 0
-                    else -alpha * square + (1 + alpha) * linear)
+        expected = (shape * ndcg + (1 - shape) * linear if shape >= 0
+                    else -shape * square + (1 + shape) * linear)
         assert_allclose(D[b, :n], expected, rtol=1e-15)
         assert (D[b, n:] == 0).all()
         assert (np.diff(D[b, :n]) < 0).all()  # decreasing
-    assert_allclose(_softrank._discount(sizes, 8, alpha, 3)[:, 3:], 0.0)
+    assert_allclose(_softrank._discount(sizes, 8, shape, 3)[:, 3:], 0.0)
 
 
 def test_queries_without_relevant_documents_contribute_nothing(rng):
@@ -215,13 +226,15 @@ def test_gradient_matches_finite_differences(rng, options):
     assert_allclose(grad, numeric, rtol=1e-5, atol=1e-9)
 
 
-@pytest.mark.parametrize("options", [{}, {"rank_distribution": "hybrid", "n_exact": 4}], ids=repr)
+@pytest.mark.parametrize("options", [EXACT, {"rank_distribution": "hybrid", "n_exact": 4}],
+                         ids=repr)
 def test_targets_in_chunks_equal_one_pass(rng, monkeypatch, options):
     """A memory budget too small for a query's states processes its targets in chunks."""
     y, s, qid = _queries(rng, [40, 23, 7])
     loss = SoftRankLoss(**options)
     value, grad = _value_and_grad(loss, y, s, qid)
-    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", 2000)
+    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", 2000)  # the blocks of queries
+    monkeypatch.setattr(_softrank_binomial, "MEMORY_BUDGET", 2000)  # the chunks of targets
     value_c, grad_c = _value_and_grad(loss, y, s, qid)
     assert_allclose(value_c, value, rtol=1e-14)
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-17)
@@ -236,8 +249,8 @@ def test_normal_path_by_chunks_of_targets_equals_the_half_pairs(rng, monkeypatch
     s[:3] += 1e200  # differences beyond the largest float
     loss = SoftRankLoss(rank_distribution="normal", **options)
     value, grad = _value_and_grad(loss, y, s, qid)
-    monkeypatch.setattr(_softrank, "NORMAL_PAIR_CELLS", 0)
-    monkeypatch.setattr(_softrank, "NORMAL_CHUNK_CELLS", chunk_cells)
+    monkeypatch.setattr(_softrank_normal_moments, "NORMAL_PAIR_CELLS", 0)
+    monkeypatch.setattr(_softrank_normal_moments, "NORMAL_CHUNK_CELLS", chunk_cells)
     value_c, grad_c = _value_and_grad(loss, y, s, qid)
     assert np.isfinite(value_c) and np.isfinite(grad_c).all()
     assert_allclose(value_c, value, rtol=1e-12)
@@ -246,7 +259,7 @@ def test_normal_path_by_chunks_of_targets_equals_the_half_pairs(rng, monkeypatch
 
 
 @pytest.mark.parametrize("spread", [0.02, 1.0, 30.0, 1e4])
-@pytest.mark.parametrize("options", [{}, {"truncation": 10, "discount_alpha": 0.3},
+@pytest.mark.parametrize("options", [{}, {"truncation": 10, "discount_shape": 0.3},
                                      {"sigma": 0.05}], ids=repr)
 def test_normal_path_on_a_band_of_sorted_pairs_equals_the_half_pairs(rng, monkeypatch,
                                                                      options, spread):
@@ -260,15 +273,15 @@ def test_normal_path_on_a_band_of_sorted_pairs_equals_the_half_pairs(rng, monkey
         s[np.flatnonzero(qid == 8)[:2]] = [1e308, -1e308]
     loss = SoftRankLoss(rank_distribution="normal", **options)
     calls = []
-    banded = _softrank._normal_banded
-    monkeypatch.setattr(_softrank, "_normal_banded",
+    banded = _softrank_normal_moments._banded_moments
+    monkeypatch.setattr(_softrank_normal_moments, "_banded_moments",
                         lambda *args: calls.append(args[-1]) or banded(*args))
-    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", np.inf)
+    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", np.inf)
     value_b, grad_b = _value_and_grad(loss, y, s, qid)
     assert calls and (spread < 1 or min(calls) < 40 // 2)  # a band narrower than a half
     if spread == 1e4:
         assert max(calls) <= 2  # documents far apart: almost no pair is undecided
-    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", -1.0)
+    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", -1.0)
     n_calls = len(calls)
     value, grad = _value_and_grad(loss, y, s, qid)
     assert len(calls) == n_calls  # the half pairs
@@ -286,17 +299,18 @@ def test_score_band_counts_the_undecided_followers(rng, monkeypatch):
     s = np.round(rng.normal(size=(4, W)) * 3, 1)
     sizes = np.array([37, 30, 17, 2])
     valid = np.arange(W) < sizes[:, None]
-    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", np.inf)
+    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", np.inf)
     for reach in [0.0, 0.1, 0.5, 2.0, 100.0]:
-        order, t, K = _softrank._score_band(s, valid, reach)
+        order, t, K = _softrank_normal_moments._score_band(s, valid, reach)
         top = [np.sort(s[b, :n])[::-1] for b, n in enumerate(sizes)]
         assert K == max(int((t_[p + 1:] >= t_[p] - reach).sum())
                         for t_ in top for p in range(len(t_)))
         assert_array_equal(t[valid], np.concatenate(top))
         assert_array_equal(np.take_along_axis(s, order, axis=1)[valid], t[valid])
         assert (t[~valid] == -np.inf).all()
-    monkeypatch.setattr(_softrank, "BAND_MAX_FRACTION", 0.5)
-    assert _softrank._score_band(s, valid, 100.0) is None  # too wide: the half pairs
+    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", 0.5)
+    # too wide: the half pairs
+    assert _softrank_normal_moments._score_band(s, valid, 100.0) is None
 
 
 @pytest.mark.parametrize("budget", [1, 50, 500, 3000])
@@ -309,13 +323,13 @@ def test_rank_binomial_chunks_in_a_block_of_several_queries(rng, monkeypatch, bu
     pi *= real[:, :, None] & real[:, None, :]
     pi[:, np.arange(W), np.arange(W)] = 0.0
     A = rng.normal(size=(B, W, W))
-    P, back = _softrank._rank_binomial(pi, sizes)
+    P, back = _softrank_binomial._rank_binomial(pi, sizes)
     grad = back(A)
-    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", budget)
-    P_c, back_c = _softrank._rank_binomial(pi, sizes)
+    monkeypatch.setattr(_softrank_binomial, "MEMORY_BUDGET", budget)
+    P_c, back_c = _softrank_binomial._rank_binomial(pi, sizes)
     assert_allclose(P_c, P, rtol=1e-15, atol=1e-300)
     assert_allclose(back_c(A), grad, rtol=1e-13, atol=1e-300)
-    P_v, none = _softrank._rank_binomial(pi, sizes, need_grad=False)
+    P_v, none = _softrank_binomial._rank_binomial(pi, sizes, need_grad=False)
     assert none is None
     assert_allclose(P_v, P, rtol=1e-15, atol=1e-300)
     for b, n in enumerate(sizes):  # each query's distributions stop at its size
@@ -346,15 +360,15 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
     sizes = np.array(sizes)
     pi, real = _random_block(rng, sizes)
     A = rng.normal(size=pi.shape) * real[:, :, None]
-    P, back = _softrank._rank_binomial(pi, sizes)
+    P, back = _softrank_binomial._rank_binomial(pi, sizes)
     A[:, :, n_ranks:] = 0.0
     grad = back(A)
-    monkeypatch.setattr(_softrank, "_n_segments", lambda n_steps, n_ranks: segments)
-    P_r, back_r = _softrank._rank_binomial(pi, sizes, n_ranks=n_ranks)
+    monkeypatch.setattr(_softrank_binomial, "_n_segments", lambda n_steps, n_ranks: segments)
+    P_r, back_r = _softrank_binomial._rank_binomial(pi, sizes, n_ranks=n_ranks)
     assert P_r.shape == (len(sizes), sizes[0], n_ranks)
     assert_allclose(P_r, P[:, :, :n_ranks], rtol=1e-12, atol=1e-15)  # probabilities
     assert_allclose(back_r(A[:, :, :n_ranks]), grad, rtol=1e-11, atol=1e-15)
-    P_v, none = _softrank._rank_binomial(pi, sizes, n_ranks=n_ranks, need_grad=False)
+    P_v, none = _softrank_binomial._rank_binomial(pi, sizes, n_ranks=n_ranks, need_grad=False)
     assert none is None
     assert_allclose(P_v, P_r, rtol=1e-15, atol=1e-300)
 
@@ -362,13 +376,14 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
 def test_segments_of_a_truncated_recursion():
     """Up to MAX_SEGMENTS segments of at least MIN_SEGMENT_DOCS documents, a power of two,
     none for all ranks."""
-    assert _softrank._n_segments(400, 10) == _softrank.MAX_SEGMENTS == 32
-    assert _softrank._n_segments(97, 10) == 8  # 97 // MIN_SEGMENT_DOCS = 12, rounded down
-    assert _softrank._n_segments(97, 90) == 8
-    assert _softrank._n_segments(128, 90) == 16
-    assert _softrank._n_segments(300, 90) == 32
-    assert _softrank._n_segments(97, 97) == 1
-    assert _softrank._n_segments(12, 3) == 1
+    assert _softrank_truncation._n_segments(400, 10) == _softrank_truncation.MAX_SEGMENTS == 32
+    # 97 // MIN_SEGMENT_DOCS = 12, rounded down
+    assert _softrank_truncation._n_segments(97, 10) == 8
+    assert _softrank_truncation._n_segments(97, 90) == 8
+    assert _softrank_truncation._n_segments(128, 90) == 16
+    assert _softrank_truncation._n_segments(300, 90) == 32
+    assert _softrank_truncation._n_segments(97, 97) == 1
+    assert _softrank_truncation._n_segments(12, 3) == 1
 
 
 @pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
@@ -379,7 +394,7 @@ def test_truncated_softndcg_equals_full_computation_with_zeroed_discount(
     """SoftNDCG@R computing R ranks equals computing every rank with D(r) = 0 from R on."""
     y, s, qid = _queries(rng, [120, 60, 49, 7, 1, 2])
     loss = SoftRankLoss(rank_distribution=rank_distribution, n_exact=3, truncation=truncation,
-                        discount_alpha=0.3)
+                        discount_shape=0.3)
     value, grad = _value_and_grad(loss, y, s, qid)
     monkeypatch.setattr(SoftRankLoss, "_n_ranks", lambda self, width: width)
     full_value, full_grad = _value_and_grad(loss, y, s, qid)
@@ -401,7 +416,7 @@ def test_normal_contraction_equals_its_rank_distributions(rng, monkeypatch, trun
     y, s, qid = _queries(rng, sizes)
     s *= spread
     loss = SoftRankLoss(sigma, rank_distribution="normal", truncation=truncation,
-                        discount_alpha=0.3)
+                        discount_shape=0.3)
     value, grad = _value_and_grad(loss, y, s, qid)
     monkeypatch.setattr(SoftRankLoss, "_block_normal",
                         lambda self, s, w, D, valid, sizes:
@@ -422,12 +437,12 @@ def test_half_pairs_hold_every_real_pair_once(rng, width):
     s = rng.normal(size=(3, width))
     sizes = np.array([width, max(width - 1, 1), max(width // 2, 1)])
     valid = np.arange(width) < sizes[:, None]
-    z, n_first = _softrank._half_pairs(s, valid, 2.0)
+    z, n_first = _softrank_normal_moments._half_pairs(s, valid, 2.0)
     half = width // 2
-    buffer = _softrank._skew_buffer(3, width, half)
+    buffer = _softrank_normal_moments._skew_buffer(3, width, half)
     X = buffer[:, half:]
     X[...] = rng.normal(size=X.shape)
-    second = _softrank._skew_sum(buffer, width)
+    second = _softrank_normal_moments._skew_sum(buffer, width)
     expected_second = np.zeros((3, width))
     for b in range(3):
         seen = []
@@ -466,7 +481,7 @@ def test_truncation_far_below_the_query_size_warns(rng):
 
 def test_rank_distributions_are_whole_with_truncation(rng):
     s = rng.normal(size=9)
-    full = SoftRankLoss(1.0).rank_distributions(s)[0]
+    full = SoftRankLoss(1.0, **EXACT).rank_distributions(s)[0]
     for rd in ("binomial", "hybrid", "normal"):
         P = SoftRankLoss(1.0, rank_distribution=rd, truncation=2, n_exact=2).rank_distributions(s)[0]
         assert P.shape == (9, 9)
@@ -512,8 +527,8 @@ def test_labels_must_be_non_negative():
         ({"sigma": np.inf}, "sigma", "inf"),
         ({"n_exact": -1}, "n_exact", "-1"),
         ({"sinkhorn_iterations": 1.5}, "sinkhorn_iterations", "1.5"),
-        ({"discount_alpha": 1.5}, "discount_alpha", "1.5"),
-        ({"discount_alpha": -2}, "discount_alpha", "-2"),
+        ({"discount_shape": 1.5}, "discount_shape", "1.5"),
+        ({"discount_shape": -2}, "discount_shape", "-2"),
         ({"truncation": 0}, "truncation", "0"),
         ({"rank_distribution": "poisson"}, "rank_distribution", "'poisson'"),
     ],
@@ -523,6 +538,14 @@ def test_loss_rejects_bad_parameters(params, name, got):
     with pytest.raises(InvalidParameterError,
                        match=rf"The '{name}' parameter of SoftRankLoss must be .* Got {got} instead"):
         SoftRankLoss(**params)
+
+
+def test_loss_and_ranker_share_their_defaults():
+    """The ranker's loss parameters default to the loss's own: the normal approximation."""
+    loss, ranker = SoftRankLoss(), SoftRankRanker()
+    assert loss.rank_distribution == "normal"
+    for name in SoftRankLoss._parameter_constraints:
+        assert getattr(ranker, name) == getattr(loss, name), name
 
 
 # ----------------------------------------------------------------------
@@ -539,7 +562,7 @@ def split_data():
     [
         {},
         {"rank_distribution": "normal"},
-        {"rank_distribution": "hybrid", "n_exact": 3, "discount_alpha": 0.0},
+        {"rank_distribution": "hybrid", "n_exact": 3, "discount_shape": 0.0},
         # the paper's set-up: small net, SGD one query at a time, x0.8 decay
         {"hidden_layer_sizes": (5,), "solver": "sgd", "batch_size": 1,
          "learning_rate_init": 0.05, "learning_rate_decay": 0.8},
@@ -569,8 +592,8 @@ def test_ranker_improves_its_training_softndcg(split_data):
     [
         ({"sigma": 0.0}, "sigma"),
         ({"n_exact": -1}, "n_exact"),
-        ({"discount_alpha": 1.5}, "discount_alpha"),
-        ({"discount_alpha": -1.01}, "discount_alpha"),
+        ({"discount_shape": 1.5}, "discount_shape"),
+        ({"discount_shape": -1.01}, "discount_shape"),
         ({"truncation": 0}, "truncation"),
         ({"rank_distribution": "exact"}, "rank_distribution"),
         ({"sinkhorn_iterations": -2}, "sinkhorn_iterations"),

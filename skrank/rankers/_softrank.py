@@ -42,11 +42,12 @@ class SoftRankRanker(NeuralRanker):
         document row, to sum 1. At most 10,000: there is no tolerance, every
         iteration runs at every evaluation of the loss, and more would take
         hours rather than change the model.
-    discount_alpha : float, default=1.0
-        Training discount, from -1 (super-linear :math:`1 - (r/N)^2`) through
-        0 (linear :math:`1 - r/N`) to 1 (NDCG's :math:`1/\log_2(2 + r)`);
-        see :class:`~skrank.losses.SoftRankLoss`. The metric used for
-        early stopping and :meth:`score` does not change.
+    discount_shape : float, default=1.0
+        Shape of the training discount, from -1 (super-linear
+        :math:`1 - (r/N)^2`) through 0 (linear :math:`1 - r/N`) to 1 (NDCG's
+        :math:`1/\log_2(2 + r)`); see :class:`~skrank.losses.SoftRankLoss`.
+        The metric used for early stopping and :meth:`score` does not change.
+        Unrelated to the L2 penalty ``alpha``.
     truncation : int, default=None
         Train on SoftNDCG@R: discount 0 from rank ``truncation`` on, and
         only the first ``truncation`` ranks computed (cheaper by about
@@ -213,7 +214,7 @@ class SoftRankRanker(NeuralRanker):
     initial weights a smaller ``sigma`` sharpens the rank distributions in
     fewer epochs, a larger one keeps the contests close to coin tosses for
     longer; tune it with ``alpha`` for other features. The paper found a
-    linear training discount (``discount_alpha`` near 0) to generalise best
+    linear training discount (``discount_shape`` near 0) to generalise best
     on its web data; the default is NDCG's own discount, the metric the
     ranker is evaluated with. ``benchmarks/letor_ohsumed.py`` prints the
     measurements behind these choices on OHSUMED.
@@ -282,10 +283,10 @@ class SoftRankRanker(NeuralRanker):
         *,
         # the loss's defaults, written once in SoftRankLoss
         sigma=_LOSS_DEFAULTS["sigma"],
-        rank_distribution="normal",  # measured (Notes); the loss defaults to the paper's
+        rank_distribution=_LOSS_DEFAULTS["rank_distribution"],  # "normal": measured (Notes)
         n_exact=_LOSS_DEFAULTS["n_exact"],
         sinkhorn_iterations=_LOSS_DEFAULTS["sinkhorn_iterations"],
-        discount_alpha=_LOSS_DEFAULTS["discount_alpha"],
+        discount_shape=_LOSS_DEFAULTS["discount_shape"],
         truncation=_LOSS_DEFAULTS["truncation"],
         hidden_layer_sizes=(),
         activation="tanh",
@@ -312,7 +313,7 @@ class SoftRankRanker(NeuralRanker):
         self.rank_distribution = rank_distribution
         self.n_exact = n_exact
         self.sinkhorn_iterations = sinkhorn_iterations
-        self.discount_alpha = discount_alpha
+        self.discount_shape = discount_shape
         self.truncation = truncation
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
