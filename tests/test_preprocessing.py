@@ -286,3 +286,9 @@ def test_ohsumed_is_already_query_level_normalised(shared_data):
     X = X.toarray()
     # The LETOR files store six decimals.
     assert_allclose(QueryNormalizer().fit_transform(X, qid=qid), X, rtol=0, atol=1e-6)
+
+
+def test_method_is_keyword_only():
+    with pytest.raises(TypeError, match="positional"):
+        QueryNormalizer("zscore")
+    assert QueryNormalizer(method="zscore").method == "zscore"

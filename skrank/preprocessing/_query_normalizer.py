@@ -175,7 +175,7 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     __metadata_request__fit = {"qid": True}
     __metadata_request__transform = {"qid": True}
 
-    def __init__(self, method="minmax"):
+    def __init__(self, *, method="minmax"):
         self.method = method
 
     def _validate_X(self, X, *, reset):
