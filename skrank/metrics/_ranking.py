@@ -9,6 +9,7 @@ per query with ``np.add.reduceat``. There is no Python loop over queries
 """
 
 import numbers
+from types import MappingProxyType
 
 import numpy as np
 
@@ -28,14 +29,8 @@ __all__ = [
     "recall_at_k",
 ]
 
-#: Named bundles of metric conventions, name -> {parameter: value}.
-#:
-#: A metric's ``convention=`` selects one; its convention parameters left as
-#: ``None`` take their value from it, explicit ones override it. One value
-#: depends on the metric: ``"letor4"`` pads the short queries of
-#: :func:`precision_at_k` (``short_queries="pad"``), as the LETOR 4.0 script
-#: does, and scores those of NDCG 0 (``"zero"``, the value listed here).
-CONVENTIONS = {
+# The bundles as written; published read-only as CONVENTIONS.
+_PRESETS = {
     # skrank's default: the common NDCG of Jarvelin & Kekalainen / Burges et
     # al. with expected values over random tie-breaking.
     "skrank": {
@@ -86,6 +81,19 @@ CONVENTIONS = {
         "ap_denominator": "relevant",
     },
 }
+
+#: Named bundles of metric conventions, name -> {parameter: value}: a
+#: read-only mapping of read-only mappings (``dict(CONVENTIONS[name])`` is a
+#: copy to change).
+#:
+#: A metric's ``convention=`` selects one; its convention parameters left as
+#: ``None`` take their value from it, explicit ones override it. One value
+#: depends on the metric: ``"letor4"`` pads the short queries of
+#: :func:`precision_at_k` (``short_queries="pad"``), as the LETOR 4.0 script
+#: does, and scores those of NDCG 0 (``"zero"``, the value listed here).
+CONVENTIONS = MappingProxyType(
+    {name: MappingProxyType(values) for name, values in _PRESETS.items()}
+)
 
 #: Where a preset's value differs for one metric: preset -> metric -> values.
 _PER_METRIC = {"letor4": {"precision_at_k": {"short_queries": "pad"}}}
