@@ -181,10 +181,10 @@ class ListwiseLoss:
             _, state = state.take(queries)
         layout = state.layout
         scores = _check_finite_vector("scores", scores, layout.n_samples)
-        value, grad = self.mean_value_and_grad(layout.to_sorted(scores), state)
+        value, grad = self._mean_value_and_grad(layout.to_sorted(scores), state)
         return value, layout.to_rows(grad)
 
-    def mean_value_and_grad(self, s_sorted, state):
+    def _mean_value_and_grad(self, s_sorted, state):
         """:meth:`value_and_grad` of finite float64 scores in sorted order, unchecked.
 
         For the fit loop, which checks the scores once and keeps every
@@ -232,7 +232,7 @@ class ListwiseLoss:
             ``state.layout``), ``scale`` (``(n_queries,)``) and
             ``mean_value_and_grad(logits, queries=None)``, the loss of the
             ``(n_queries, k)`` logits averaged (and weighted) over the
-            queries as :meth:`mean_value_and_grad` averages it, and its
+            queries as :meth:`value_and_grad` averages it, and its
             gradient with respect to the logits.
         """
         self._check_state(state)
@@ -284,7 +284,7 @@ class ListwiseLoss:
 def query_mean(per_query, grad, weight=None, expand=None):
     """Mean of per-query losses (weighted) and their gradient scaled alike.
 
-    The one spelling of the averaging of :meth:`ListwiseLoss.mean_value_and_grad`.
+    The one spelling of the averaging of :meth:`ListwiseLoss._mean_value_and_grad`.
 
     Parameters
     ----------
