@@ -45,8 +45,8 @@ from threadpoolctl import threadpool_limits
 
 from skrank import BoltzRankRanker, ListNetRanker, SoftRankRanker, load_letor_fold
 from skrank._core._networks import make_network
-from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss
+from skrank.utils import QueryLayout
 
 from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
 from bench_fit import marginal_epoch

@@ -64,9 +64,9 @@ from skrank import ListNetRanker, LogRankRanker, load_letor_fold
 from skrank._core._fit import Objective
 from skrank._core._folded import FoldedObjective, make_objective
 from skrank._core._networks import LinearNetwork
-from skrank._query import QueryLayout
 from skrank.losses import LogRankLoss
 from skrank.losses._logrank import query_pairs
+from skrank.utils import QueryLayout
 
 from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
 

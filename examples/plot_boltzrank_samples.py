@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from skrank import load_letor_fold, load_rank_sample, ndcg_score
-from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss
+from skrank.utils import QueryLayout
 
 candidates = [Path(os.environ.get("SKRANK_SHARED_DATA", "/nonexistent")) / "ohsumed",
               Path.cwd().parent / "shared" / "data" / "ohsumed"]
@@ -53,8 +53,8 @@ print(f"{name}: {layout.n_queries} training queries of {layout.sizes.min()} to "
 # %%
 # The sample set
 # --------------
-# ``prepare`` takes the labels and their query layout (``QueryLayout``, the
-# internal bookkeeping of skrank's rankers and losses), draws the rankings
+# ``prepare`` takes the labels and their query ids, or their
+# :class:`~skrank.utils.QueryLayout` built once (as here), draws the rankings
 # and scores each of them once: the per-query array ``gains`` of the state
 # it returns holds the metric :math:`G(R, L)` of every sampled ranking,
 # shape (queries, 100), the label-sorted ranking first. The samples depend on

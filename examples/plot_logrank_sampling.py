@@ -39,8 +39,8 @@ from scipy.special import logsumexp
 from sklearn.linear_model import Ridge
 
 from skrank import LogRankRanker, load_rank_sample, ndcg_score
-from skrank._query import QueryLayout  # the loss protocol's query layout
 from skrank.losses import LogRankLoss
+from skrank.utils import QueryLayout  # the loss protocol's query layout
 
 X, y, qid = load_rank_sample(subset="train")
 X_test, y_test, qid_test = load_rank_sample(subset="test")

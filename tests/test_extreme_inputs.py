@@ -15,7 +15,6 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
-from skrank._query import QueryLayout
 from skrank.losses._base import QUERY_WEIGHT
 from skrank.losses import (
     BoltzRankLoss,
@@ -25,6 +24,7 @@ from skrank.losses import (
     SoftRankLoss,
     query_uniforms,
 )
+from skrank.utils import QueryLayout
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

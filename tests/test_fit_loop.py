@@ -20,9 +20,9 @@ import skrank.rankers
 from skrank import get_ranking_scorer, make_ranking, ndcg_score
 from skrank._core._fit import Objective, RunResult, average_runs, fit_runs
 from skrank._core._networks import LinearNetwork, make_network, restore_network
-from skrank._query import QueryLayout
 from skrank.losses import LOSSES
 from skrank.rankers import _base
+from skrank.utils import QueryLayout
 
 RANKERS = [getattr(skrank.rankers, name) for name in skrank.rankers.__all__]
 N_QUERIES = 40

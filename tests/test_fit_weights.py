@@ -13,9 +13,9 @@ from skrank import (
     SoftRankRanker,
     make_ranking,
 )
-from skrank._query import QueryLayout
 from skrank.losses import LOSSES
 from skrank.losses._base import QUERY_WEIGHT
+from skrank.utils import QueryLayout
 
 RANKERS = {
     "listnet": lambda: ListNetRanker(early_stopping=False, solver="lbfgs", max_iter=60,

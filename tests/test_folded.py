@@ -20,10 +20,10 @@ from skrank._core import _folded
 from skrank._core._fit import Objective
 from skrank._core._folded import FoldedObjective, fold, fold_cost, make_objective
 from skrank._core._networks import LinearNetwork, MLPNetwork
-from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss, LogRankLoss
 from skrank.losses._base import QUERY_WEIGHT
 from skrank.rankers import _base
+from skrank.utils import QueryLayout
 
 LOSSES = {
     "logrank-l3-ndcg": lambda: LogRankLoss("l3", gain="ndcg", n_samples=20),

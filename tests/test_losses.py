@@ -5,10 +5,10 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.special import log_softmax, softmax
 
-from skrank._query import QueryLayout
 from skrank.losses import LOSSES, BoltzRankLoss, ListNetLoss, query_uniforms
 from skrank.losses._base import query_bits
 from skrank.metrics import make_ranking_scorer
+from skrank.utils import QueryLayout
 
 LOSS_NAMES = sorted(LOSSES)
 #: Every registered loss with its defaults, and other configurations whose

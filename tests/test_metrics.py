@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from sklearn.metrics import dcg_score as sk_dcg_score
 from sklearn.metrics import ndcg_score as sk_ndcg_score
 
-from skrank._query import QueryLayout
 from skrank.datasets import load_letor
 from skrank.metrics import (
     CONVENTIONS,
@@ -31,6 +30,7 @@ from skrank.metrics import (
     recall_at_k,
 )
 from skrank.metrics._ranking import ndcg_of_rankings
+from skrank.utils import QueryLayout
 
 METRICS = [
     ndcg_score, dcg_score, average_precision_score, precision_at_k, recall_at_k,

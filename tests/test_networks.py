@@ -15,7 +15,7 @@ from skrank._core._networks import (
     make_network,
     restore_network,
 )
-from skrank._query import QueryLayout
+from skrank.utils import QueryLayout
 
 N_FEATURES = 5
 HIDDEN = [(4,), (3, 2)]

@@ -10,9 +10,9 @@ from scipy.stats import norm
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import SoftRankRanker, make_ranking, ndcg_score
-from skrank._query import QueryLayout
 from skrank.losses import SoftRankLoss
 from skrank.losses import _softrank
+from skrank.utils import QueryLayout
 
 OPTIONS = [
     {},

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._query import QueryLayout
+from ..utils._query_layout import QueryLayout
 from ..losses import LossState
 from ..utils._validation import check_n_jobs
 from ._solvers import check_finite

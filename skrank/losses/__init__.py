@@ -2,7 +2,7 @@
 
 Every loss follows the protocol of :class:`ListwiseLoss`:
 ``state = loss.prepare(y, qid, random_state=...)`` once per fit (``qid``
-the query id of each row, or a ``QueryLayout`` of them), then
+the query id of each row, or their :class:`~skrank.utils.QueryLayout`), then
 ``loss.value_and_grad(scores, state, queries=None)`` as often as the
 optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 """

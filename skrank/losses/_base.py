@@ -16,7 +16,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._query import QueryLayout, as_layout
+from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._sklearn_compat import MAX_LENGTH
 from ..utils._validation import check_numeric
 
@@ -38,7 +38,8 @@ class LossState:
     Parameters
     ----------
     layout : QueryLayout
-        Layout of the rows the loss was prepared on.
+        The :class:`~skrank.utils.QueryLayout` of the rows the loss was
+        prepared on.
     per_row : dict of str to ndarray
         Arrays whose first axis runs over rows in *sorted* order of ``layout``.
     per_query : dict of str to ndarray
@@ -128,10 +129,10 @@ class ListwiseLoss:
             Relevance labels (numbers; text is refused with a ``TypeError``).
         layout : array-like of shape (n_samples,) or QueryLayout
             Query id of each row (integers or strings, rows in any order, as
-            a ranker's ``qid``), or the ``QueryLayout`` built from them
-            (``QueryLayout(qid)``; reusing one saves grouping the rows
-            again). Anything else (None, a dict, a string,
-            a number) is a ``TypeError``.
+            a ranker's ``qid``), or the :class:`~skrank.utils.QueryLayout`
+            built from them (``QueryLayout(qid)``; reusing one saves grouping
+            the rows again). Anything else (None, a dict, a string, a number)
+            is a ``TypeError``.
         random_state : int, RandomState instance or None, default=None
             Seed of any sampling done here (fixed for the whole fit, so that
             the objective is deterministic). A sampling loss draws through

@@ -5,7 +5,7 @@ noise, which gives each document a distribution over ranks, and the expected
 NDCG under those distributions is differentiable in the scores.
 
 Queries are processed in padded blocks of similar sizes
-(:meth:`QueryLayout.blocks`). The exact Rank-Binomial recursion runs
+(:func:`query_blocks`). The exact Rank-Binomial recursion runs
 over all target documents of all queries of a block at once, flattened into
 one axis without padding: one array operation per recursion step (one step
 per document that is added), never a Python loop over documents. With
@@ -23,7 +23,8 @@ from numbers import Real
 import numpy as np
 from scipy.special import ndtr
 
-from .._query import QueryLayout, default_qid
+from ..utils._query_blocks import query_blocks
+from ..utils._query_layout import QueryLayout, default_qid
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_parameter_constraints
 from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
@@ -351,7 +352,7 @@ class SoftRankLoss(ListwiseLoss):
     # ------------------------------------------------------------------
     # Blocks
     def _blocks(self, layout):
-        """The queries in blocks of :meth:`QueryLayout.blocks`, each within the budget.
+        """The queries in padded blocks (:func:`query_blocks`), each within the budget.
 
         Yields ``(queries, slots, valid)`` with ``slots`` and ``valid`` as
         arrays (also for a block without padding): the recursion of
@@ -369,11 +370,9 @@ class SoftRankLoss(ListwiseLoss):
             # and the two sums per document and Sinkhorn iteration
             return targets * states + 16 * width * width + 2 * width * self.sinkhorn_iterations
 
-        for queries, slots, _, valid in layout.blocks(
-            growth=1.6, max_cost=MEMORY_BUDGET, cost=cost
+        for queries, slots, _, valid in query_blocks(
+            layout, growth=1.6, max_cost=MEMORY_BUDGET, cost=cost
         ):
-            if slots is None:  # the whole data, queries of equal size
-                slots = np.arange(layout.n_samples).reshape(len(queries), -1)
             if valid is None:
                 valid = np.ones(slots.shape, dtype=bool)
             yield queries, slots, valid
@@ -588,7 +587,7 @@ def _score_band(s, valid, reach):
     and ``K`` the most documents that follow one document within ``reach``
     of its score (its undecided pairs); or None where the band is too wide
     for :func:`_normal_banded` to pay (:data:`BAND_MAX_FRACTION`). The real
-    documents of a block's row come first (:meth:`QueryLayout.blocks` pads
+    documents of a block's row come first (:func:`query_blocks` pads
     at the end), so ``valid`` is also their mask in sorted order.
     """
     B, W = s.shape

@@ -31,14 +31,6 @@ from .._core._networks import (
     restore_network,
 )
 from .._core._solvers import SOLVERS, DivergenceError, check_finite
-from .._query import (
-    QueryLayout,
-    check_qid,
-    default_qid,
-    fitted_qid,
-    query_weights,
-    warn_implicit_query,
-)
 from ..losses import LOSSES
 from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
@@ -51,7 +43,8 @@ from ..utils._sklearn_compat import (
     _fit_context,
     validate_data,
 )
-from ..utils._validation import check_numeric, keep_fitted_state_on_error
+from ..utils._query_layout import QueryLayout, check_qid, default_qid
+from ..utils._validation import check_numeric, keep_fitted_state_on_error, query_weights
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
@@ -70,6 +63,56 @@ def layer_sizes(value):
     a :data:`LAYER_UNITS` (e.g. ``True``, or 0)."""
     sizes = (value,) if isinstance(value, Integral) else tuple(value)
     return sizes if all(LAYER_UNITS.is_satisfied_by(h) for h in sizes) else None
+
+
+# ----------------------------------------------------------------------
+# How an estimator treats qid (QueryNormalizer's too)
+
+#: ``fit`` with ``qid=None`` on more rows than this warns: one query of
+#: this many documents is rare in ranking data (LETOR and MSLR queries
+#: average 20 to 150 documents), while a forgotten ``qid`` is common.
+IMPLICIT_QUERY_MAX_ROWS = 100
+
+
+def warn_implicit_query(qid, n_samples, owner):
+    """Warn when ``fit`` got ``qid=None`` and more rows than one query usually has.
+
+    See :data:`IMPLICIT_QUERY_MAX_ROWS`.
+    """
+    if qid is None and n_samples > IMPLICIT_QUERY_MAX_ROWS:
+        warnings.warn(
+            f"{owner}.fit got qid=None, so all {n_samples} rows are treated as ONE "
+            "query. If they come from several queries, pass qid=... (with "
+            "scikit-learn's cross-validation or search tools, turn on metadata "
+            "routing, sklearn.set_config(enable_metadata_routing=True), or use "
+            "skrank.model_selection). To confirm one query, pass qid=np.zeros(n).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def fitted_qid(qid, n_samples, n_fit_queries, *, owner, method, strict):
+    """``qid`` validated for a method of an estimator fitted on ``n_fit_queries`` queries.
+
+    ``qid=None`` means one query (:func:`default_qid`). After a fit on
+    several queries that is almost always a forgotten ``qid``: with
+    ``strict`` (a score, which would be a plausible but wrong number) it
+    raises; otherwise (scores or features of a batch, which may be one
+    query) it warns.
+    """
+    if qid is None and n_fit_queries > 1 and n_samples > 1:
+        message = (
+            f"{owner} was fitted on {n_fit_queries} queries, but {method} got "
+            f"qid=None, which treats all {n_samples} rows as one query. Pass "
+            "qid=... (with scikit-learn's tools and a Pipeline, turn on metadata "
+            "routing: sklearn.set_config(enable_metadata_routing=True))"
+        )
+        if strict:
+            raise ValueError(
+                message + "; to score the rows as one query, pass qid=np.zeros(n)."
+            )
+        warnings.warn(message + ".", UserWarning, stacklevel=3)
+    return default_qid(qid, n_samples)
 
 
 @dataclass
