@@ -15,7 +15,6 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
-from skrank.losses._base import QUERY_WEIGHT
 from skrank.losses import (
     BoltzRankLoss,
     ListNetLoss,
@@ -513,8 +512,7 @@ def test_weighted_mean_of_losses_near_the_largest_float():
     y, qid = np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
     scores = np.array([-1e308, 1e308, -1e308, 1e308])
     unweighted, _ = loss.value_and_grad(scores, loss.prepare(y, qid))
-    state = loss.prepare(y, qid)
-    state.per_query[QUERY_WEIGHT] = np.array([1.5, 0.5])
+    state = loss.prepare(y, qid, sample_weight=[1.5, 1.5, 0.5, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         weighted, _ = loss.value_and_grad(scores, state)

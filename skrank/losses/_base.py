@@ -18,13 +18,13 @@ from sklearn.utils import check_random_state
 
 from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._sklearn_compat import MAX_LENGTH
-from ..utils._validation import check_numeric
+from ..utils._validation import check_numeric, query_weights
 
 
-#: Key of ``LossState.per_query`` holding query weights (``fit``'s
-#: ``sample_weight``), scaled to mean 1 over the queries of the fit: the
-#: mean loss over a batch of queries is then an unbiased estimate of the
-#: weighted mean over all of them.
+#: Key of ``LossState.per_query`` holding the query weights of
+#: :meth:`ListwiseLoss.prepare`'s ``sample_weight``, scaled to mean 1 over
+#: the queries of the fit: the mean loss over a batch of queries is then an
+#: unbiased estimate of the weighted mean over all of them.
 QUERY_WEIGHT = "query_weight"
 
 
@@ -120,7 +120,7 @@ class ListwiseLoss:
     #: prepared with other values of them is refused).
     _state_parameters = ()
 
-    def prepare(self, y, layout, *, random_state=None):
+    def prepare(self, y, layout, *, sample_weight=None, random_state=None):
         """Set the loss up for one fit.
 
         Parameters
@@ -133,6 +133,13 @@ class ListwiseLoss:
             built from them (``QueryLayout(qid)``; reusing one saves grouping
             the rows again). Anything else (None, a dict, a string, a number)
             is a ``TypeError``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, as a ranker's ``fit`` takes them: the weight of
+            each row's query, the same for all rows of a query, finite,
+            non-negative and not all zero. The loss becomes the weighted mean
+            of the query losses; only the ratios of the weights matter
+            (constant weights, of any size, give the unweighted loss). None
+            weighs queries equally.
         random_state : int, RandomState instance or None, default=None
             Seed of any sampling done here (fixed for the whole fit, so that
             the objective is deterministic). A sampling loss draws through
@@ -151,7 +158,10 @@ class ListwiseLoss:
         if not isinstance(layout, QueryLayout):  # query ids, one per label
             layout = as_layout(layout, y.shape[0] if y.ndim == 1 else None)
         y = _check_finite_vector("y", y, layout.n_samples)
+        weights = None if sample_weight is None else query_weights(sample_weight, layout)
         state = self._prepare(layout.to_sorted(y), layout, random_state)
+        if weights is not None:
+            state.per_query[QUERY_WEIGHT] = _unit_mean(weights)
         state.prepared_by = (type(self), self._state_signature())
         return state
 
@@ -322,6 +332,18 @@ def query_mean(per_query, grad, weight=None, expand=None):
             # a product or the sum overflowed, not necessarily the mean
             value = float((per_query / n * weight).sum())
     return value, grad
+
+
+def _unit_mean(weights):
+    """Query weights divided by their mean, exactly 1 where they are all equal.
+
+    Divided by their largest value first, so that no sum overflows (weights
+    of 1e308) or loses its precision (weights of 1e-320): a weighted mean of
+    the query losses does not depend on the scale of the weights, and
+    constant weights of any size give the unweighted fit exactly.
+    """
+    weights = weights / weights.max()
+    return weights / weights.mean()
 
 
 def _describe(value):

@@ -32,7 +32,6 @@ from .._core._networks import (
 )
 from .._core._solvers import SOLVERS, DivergenceError, check_finite
 from ..losses import LOSSES
-from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import (
@@ -235,15 +234,17 @@ class BaseRanker(BaseEstimator):
             validation, train = None, np.arange(layout.n_queries)
         rows, train_layout = _query_rows(layout, train)
         y_train = y if rows is None else y[rows]
-        state = loss.prepare(y_train, train_layout, random_state=loss_seed)
+        train_weight = None
         if weights is not None:
-            train_weights = weights[train]
-            if not np.any(train_weights > 0):
+            if not np.any(weights[train] > 0):
                 raise ValueError(
                     "sample_weight is zero for every training query (the others are "
                     "held out for early stopping): nothing would be learnt."
                 )
-            state.per_query[QUERY_WEIGHT] = _unit_mean(train_weights)
+            train_weight = np.asarray(sample_weight)
+            train_weight = train_weight if rows is None else train_weight[rows]
+        state = loss.prepare(y_train, train_layout, sample_weight=train_weight,
+                             random_state=loss_seed)
         if solver.needs_train_metric:
             # raises if the metric cannot score y; a training set without signal
             # has already been warned about by _check_labels
@@ -518,18 +519,6 @@ def _largest_abs(X):
     """The largest absolute value of a dense or sparse ``X`` (0 when it stores none)."""
     values = X.data if sp.issparse(X) else X
     return float(np.abs(values).max()) if values.size else 0.0
-
-
-def _unit_mean(weights):
-    """Query weights divided by their mean, exactly 1 where they are all equal.
-
-    Divided by their largest value first, so that no sum overflows (weights
-    of 1e308) or loses its precision (weights of 1e-320): a weighted mean of
-    the query losses does not depend on the scale of the weights, and
-    constant weights of any size give the unweighted fit exactly.
-    """
-    weights = weights / weights.max()
-    return weights / weights.mean()
 
 
 def _total(weights):
