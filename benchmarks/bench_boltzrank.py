@@ -73,7 +73,7 @@ def loss_scaling(repeat):
         s = rng.normal(size=m)
         layout = QueryLayout(np.zeros(m, dtype=int))
         state = loss.prepare(y, layout, random_state=0)
-        C = np.ascontiguousarray(state.per_row["ranks"].T, dtype=np.float64)
+        C = np.ascontiguousarray(state.rank_samples().ranks.T, dtype=np.float64)
         p = rng.random(K)
         t_loss = median_time(lambda: loss._mean_value_and_grad(s, state), repeat * 20)
         t_ref = median_time(lambda: (C @ s, p @ C), repeat * 20)
@@ -88,7 +88,8 @@ def loss_scaling(repeat):
     y = rng.integers(0, 3, size=m * n_q).astype(float)
     s = rng.normal(size=m * n_q)
     state = loss.prepare(y, layout, random_state=0)
-    blocks = [np.ascontiguousarray(state.per_row["ranks"][i * m:(i + 1) * m].T, dtype=np.float64)
+    ranks = state.rank_samples().ranks
+    blocks = [np.ascontiguousarray(ranks[i * m:(i + 1) * m].T, dtype=np.float64)
               for i in range(n_q)]
     p = rng.random(K)
     t_batch = median_time(lambda: loss._mean_value_and_grad(s, state), repeat * 5)

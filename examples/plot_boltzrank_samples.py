@@ -55,9 +55,10 @@ print(f"{name}: {layout.n_queries} training queries of {layout.sizes.min()} to "
 # --------------
 # ``prepare`` takes the labels and their query ids, or their
 # :class:`~skrank.utils.QueryLayout` built once (as here), draws the rankings
-# and scores each of them once: the per-query array ``gains`` of the state
-# it returns holds the metric :math:`G(R, L)` of every sampled ranking,
-# shape (queries, 100), the label-sorted ranking first. The samples depend on
+# and scores each of them once: the ``gains`` of the state's
+# :meth:`~skrank.losses.LossState.rank_samples` hold the metric
+# :math:`G(R, L)` of every sampled ranking, shape (queries, 100), the
+# label-sorted ranking first. The samples depend on
 # the seed and the labels, not on the gain, so the two losses below, which
 # differ only in their gain (NDCG@5, and NDCG@10, BoltzRank's default), draw
 # the same rankings. A query whose labels are all equal gives every ranking
@@ -65,10 +66,11 @@ print(f"{name}: {layout.n_queries} training queries of {layout.sizes.min()} to "
 K = (5, 10)
 states = {k: BoltzRankLoss(gain=f"ndcg@{k}").prepare(y, layout, random_state=0)
           for k in K}
-assert np.array_equal(states[5].per_row["ranks"], states[10].per_row["ranks"])
-informative = states[10].per_query["informative"]
+samples = {k: state.rank_samples() for k, state in states.items()}
+assert np.array_equal(samples[5].ranks, samples[10].ranks)
+informative = samples[10].informative
 print(f"{informative.sum()} of {layout.n_queries} queries have more than one label")
-sampled = {k: state.per_query["gains"][informative] for k, state in states.items()}
+sampled = {k: s.gains[informative] for k, s in samples.items()}
 print(f"NDCG@10 of the label-sorted ranking: min {sampled[10][:, 0].min():.3f}")
 
 # %%

@@ -28,12 +28,55 @@ from ..utils._validation import check_numeric, query_weights
 QUERY_WEIGHT = "query_weight"
 
 
+@dataclass(frozen=True)
+class RankSamples:
+    """The fixed rank samples of a sampling loss, from :meth:`LossState.rank_samples`.
+
+    A sampling loss (:class:`~skrank.losses.LogRankLoss` with
+    ``sampler="walk"``, :class:`~skrank.losses.BoltzRankLoss`) draws ``k``
+    rankings of every query once, when it is prepared, and sums over them
+    at every evaluation. :meth:`LossState.rank_samples` builds it; its
+    parameters are its attributes.
+
+    Parameters
+    ----------
+    ranks : ndarray of int of shape (n_samples, k) or None
+        Rank (1 is the top) of every row in every sampled ranking of its
+        query, rows in the row order of the state's layout. Ranking 0 is the
+        ideal one: by decreasing label (for LogRank, the good documents
+        first), ties in random order. LogRank draws no rankings of a query
+        without both a good and a bad document: its rows have rank 0. None
+        where the loss kept no ranks (``LogRankLoss(store_ranks=False)``, as
+        a ranker's fit prepares it).
+    gains : ndarray of shape (n_queries, k) or None
+        The gain :math:`G` of every sampled ranking of every query (the
+        loss's ``gain``, e.g. NDCG@10). None where the loss needs no gains
+        (``BoltzRankLoss(objective="likelihood")``).
+    valid : ndarray of bool of shape (n_queries, k)
+        Whether a sampled ranking enters the loss. LogRank sums over the
+        *set* of sampled rankings, so a ranking equal to an earlier one of
+        its query is False (and so is every ranking but the first of a query
+        without both a good and a bad document); BoltzRank counts every
+        sample.
+    informative : ndarray of bool of shape (n_queries,)
+        Whether a query enters the loss at all: it has documents of
+        different labels (for LogRank, a good and a bad one).
+    """
+
+    ranks: np.ndarray
+    gains: np.ndarray
+    valid: np.ndarray
+    informative: np.ndarray
+
+
 @dataclass
 class LossState:
     """Per-fit state of a loss.
 
     Built by :meth:`ListwiseLoss.prepare`; a user passes it on to
-    :meth:`ListwiseLoss.value_and_grad` and never builds one.
+    :meth:`ListwiseLoss.value_and_grad` and never builds one. Its arrays are
+    the loss's own business; what a user may read of them has a method
+    (:meth:`rank_samples`).
 
     Parameters
     ----------
@@ -85,6 +128,51 @@ class LossState:
             {k: v[positions] for k, v in self.per_row.items()},
             {k: v[queries] for k, v in self.per_query.items()},
             prepared_by=self.prepared_by,
+        )
+
+    def rank_samples(self):
+        """The rankings a sampling loss drew for every query when it was prepared.
+
+        Returns
+        -------
+        samples : RankSamples
+            Their ranks, gains and which of them enter the loss.
+
+        Raises
+        ------
+        ValueError
+            If the loss that prepared the state draws no rankings (ListNet,
+            SoftRank, LogRank with ``sampler="exact"``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skrank.losses import BoltzRankLoss
+        >>> y, qid = np.array([2, 0, 1, 0, 1]), np.array([0, 0, 0, 1, 1])
+        >>> state = BoltzRankLoss(4, gain="ndcg").prepare(y, qid, random_state=0)
+        >>> samples = state.rank_samples()
+        >>> samples.ranks[:, 0]  # ranking 0 sorts by label
+        array([1, 3, 2, 2, 1], dtype=int8)
+        >>> samples.gains.shape
+        (2, 4)
+        """
+        ranks = self.per_row.get("ranks")
+        valid = self.per_query.get("valid")
+        if ranks is None and valid is None:
+            owner = "no loss" if self.prepared_by is None else self.prepared_by[0].__name__
+            raise ValueError(
+                f"This LossState was prepared by {owner}, which draws no rank samples; "
+                "rank_samples needs the state of a sampling loss (LogRankLoss with "
+                "sampler='walk', BoltzRankLoss)."
+            )
+        gains = self.per_query.get("gains")
+        if valid is None:  # every sample counts
+            valid = np.ones((self.layout.n_queries, ranks.shape[1]), dtype=bool)
+        return RankSamples(
+            ranks=None if ranks is None else self.layout.to_rows(ranks),
+            gains=gains,
+            valid=valid,
+            informative=self.per_query["informative"],
         )
 
 
