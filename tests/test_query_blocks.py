@@ -57,6 +57,23 @@ def test_blocks_hold_every_cell_once(query_ids, rng, growth, max_cost):
     assert (hits == 1).all()  # every real cell exactly once
 
 
+@pytest.mark.parametrize("max_cost", [np.inf, 300.0])
+def test_gather_and_scatter_move_values_between_rows_and_blocks(query_ids, rng, max_cost):
+    layout = QueryLayout(query_ids)
+    values = rng.normal(size=len(query_ids))
+    sorted_values = layout.to_sorted(values)
+    out = np.full(layout.n_samples, np.nan)
+    for block in query_blocks(layout, max_cost=max_cost, cost=_square):
+        real = np.ones(block.slots.shape, bool) if block.valid is None else block.valid
+        from_rows = block.gather(values, -1.0)
+        from_sorted = block.gather(sorted_values, -1.0, order="sorted")
+        np.testing.assert_array_equal(from_rows, from_sorted)
+        np.testing.assert_array_equal(from_rows[real], values[block.rows[real]])
+        assert (from_rows[~real] == -1.0).all()  # padding
+        block.scatter(out, from_rows)
+    np.testing.assert_array_equal(out, sorted_values)  # every real cell back in place
+
+
 def test_blocks_of_equal_sizes_have_no_padding():
     grouped = QueryLayout(np.repeat(np.arange(6), 5))
     (block,) = query_blocks(grouped)

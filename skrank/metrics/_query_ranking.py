@@ -7,7 +7,7 @@ loop over queries).
 
 import numpy as np
 
-from ..utils._query_blocks import block_values, query_blocks, scatter
+from ..utils._query_blocks import query_blocks
 from ..utils._query_layout import stable_argsort_codes
 
 __all__ = ["rank_order", "sorted_blocks", "tie_runs"]
@@ -57,34 +57,34 @@ def rank_order(layout, score, *, tiebreak=None, blocks=None):
         # padding sorts last only if no real key is +inf
         return _rank_order_flat(layout, key, tiebreak, secondary)
     perm = np.empty(layout.n_samples, np.intp)
-    for queries, slots, rows, valid in query_blocks(layout) if blocks is None else blocks:
-        block = block_values(key, rows, valid, np.inf)
-        order = np.argsort(block, axis=1)
+    for block in query_blocks(layout) if blocks is None else blocks:
+        keys = block.gather(key, np.inf)
+        order = np.argsort(keys, axis=1)
         if not (secondary is None and tiebreak == "arbitrary"):
-            order = _fix_ties(block, order, valid, rows, secondary)
+            order = _fix_ties(block, keys, order, secondary)
         if layout.order is None:  # row index = sorted position
-            order += layout.offsets[queries][:, None]
-            scatter(perm, slots, valid, order)
+            order += layout.offsets[block.queries][:, None]
+            block.scatter(perm, order)
         else:
-            scatter(perm, slots, valid, np.take_along_axis(rows, order, axis=1))
+            block.scatter(perm, np.take_along_axis(block.rows, order, axis=1))
     return perm
 
 
-def _fix_ties(block, order, valid, rows, secondary):
-    """Re-sort, stably, the block rows whose real entries have ties."""
-    ranked = np.take_along_axis(block, order, axis=1)
+def _fix_ties(block, keys, order, secondary):
+    """Re-sort, stably, the rows of a block (``keys`` its values) whose real entries have ties."""
+    ranked = np.take_along_axis(keys, order, axis=1)
     tied = ranked[:, 1:] == ranked[:, :-1]
-    if valid is not None:
-        tied &= valid[:, 1:]
+    if block.valid is not None:
+        tied &= block.valid[:, 1:]
     tied = tied.any(axis=1)
     if not tied.any():
         return order
     order = order.copy()
-    sub = block[tied]
+    sub = keys[tied]
     if secondary is None:
         order[tied] = np.argsort(sub, axis=1, kind="stable")
     else:
-        second = block_values(secondary.astype(np.float64), rows, valid, np.inf)[tied]
+        second = block.gather(secondary.astype(np.float64), np.inf)[tied]
         first = np.argsort(second, axis=1, kind="stable")
         then = np.argsort(np.take_along_axis(sub, first, axis=1), axis=1, kind="stable")
         order[tied] = np.take_along_axis(first, then, axis=1)
@@ -128,9 +128,9 @@ def sorted_blocks(layout, values, blocks=None):
         Mask of the real entries (None when there is no padding).
     """
     values = np.asarray(values, dtype=np.float64)
-    for queries, _, rows, valid in query_blocks(layout) if blocks is None else blocks:
-        block = np.sort(block_values(values, rows, valid, -np.inf), axis=1)
-        yield queries, block[:, ::-1], valid
+    for block in query_blocks(layout) if blocks is None else blocks:
+        ranked = np.sort(block.gather(values, -np.inf), axis=1)
+        yield block.queries, ranked[:, ::-1], block.valid
 
 
 def tie_runs(layout, values_sorted):

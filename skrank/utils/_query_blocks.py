@@ -13,7 +13,7 @@ import numpy as np
 
 from ._query_layout import stable_argsort_codes
 
-__all__ = ["QueryBlock", "block_values", "cumprod_before", "query_blocks", "scatter"]
+__all__ = ["QueryBlock", "cumprod_before", "query_blocks"]
 
 
 class QueryBlock(namedtuple("QueryBlock", ["queries", "slots", "rows", "valid"])):
@@ -33,6 +33,56 @@ class QueryBlock(namedtuple("QueryBlock", ["queries", "slots", "rows", "valid"])
     """
 
     __slots__ = ()
+
+    def gather(self, values, fill, *, order="rows"):
+        """The values of the block's cells, ``fill`` in its padding.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_samples,)
+            Values in row order (gathered through ``rows``), or in sorted
+            order with ``order="sorted"`` (through ``slots``).
+        fill : scalar
+            Value of the padding cells.
+        order : {"rows", "sorted"}, default="rows"
+            The order of ``values``.
+
+        Returns
+        -------
+        block : ndarray of shape (n_block, width)
+            A new array; a view of ``values`` when the block holds all of
+            them in their order (grouped rows of queries of one size), which
+            the caller must then not write to.
+        """
+        index = self.rows if order == "rows" else self.slots
+        if self._all_rows(values) and index is self.slots:
+            return values.reshape(index.shape)
+        block = values[index]
+        if self.valid is not None:
+            block[~self.valid] = fill
+        return block
+
+    def scatter(self, out, block):
+        """Write the real cells of a block of values to their sorted-order positions.
+
+        Parameters
+        ----------
+        out : ndarray of shape (n_samples,)
+            Written in place, in sorted order.
+        block : ndarray of shape (n_block, width)
+            A value for every cell of the block.
+        """
+        if self.valid is not None:
+            out[self.slots[self.valid]] = block[self.valid]
+        elif self._all_rows(out):
+            out[:] = block.reshape(-1)
+        else:
+            out[self.slots] = block
+
+    def _all_rows(self, values):
+        """Whether the block holds every row, without padding: then ``slots`` is
+        ``0 .. n_samples - 1`` in order (all queries of one size, by query number)."""
+        return self.valid is None and self.slots.size == len(values)
 
 
 def query_blocks(layout, *, growth=1.25, max_cost=np.inf, cost=None):
@@ -102,52 +152,6 @@ def query_blocks(layout, *, growth=1.25, max_cost=np.inf, cost=None):
     return blocks
 
 
-def block_values(values, index, valid, fill):
-    """The values of the cells of a block, ``fill`` in its padding.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_samples,)
-        Values in the order ``index`` points into: a block's ``rows`` for
-        values in row order, its ``slots`` for values in sorted order.
-    index : ndarray of shape (n_block, width)
-        ``rows`` or ``slots`` of a :class:`QueryBlock`.
-    valid : ndarray of bool of shape (n_block, width) or None
-        The block's mask of real cells.
-    fill : scalar
-        Value of the padding cells.
-
-    Returns
-    -------
-    block : ndarray of shape (n_block, width)
-        A new array.
-    """
-    block = values[index]
-    if valid is not None:
-        block[~valid] = fill
-    return block
-
-
-def scatter(out, slots, valid, block):
-    """Write the real cells of a block to their sorted-order positions of ``out``.
-
-    Parameters
-    ----------
-    out : ndarray of shape (n_samples,)
-        Written in place, in sorted order.
-    slots : ndarray of shape (n_block, width)
-        The block's ``slots``.
-    valid : ndarray of bool of shape (n_block, width) or None
-        The block's mask of real cells.
-    block : ndarray of shape (n_block, width)
-        The values of the block's cells.
-    """
-    if valid is None:
-        out[slots] = block
-    else:
-        out[slots[valid]] = block[valid]
-
-
 def cumprod_before(layout, a_sorted, blocks=None):
     """Product of the earlier entries of each query, in sorted order.
 
@@ -173,9 +177,9 @@ def cumprod_before(layout, a_sorted, blocks=None):
     """
     a_sorted = np.asarray(a_sorted, dtype=np.float64)
     out = np.empty_like(a_sorted)
-    for _, slots, _, valid in query_blocks(layout) if blocks is None else blocks:
-        block = block_values(a_sorted, slots, valid, 1.0)
-        products = np.ones_like(block)
-        np.cumprod(block[:, :-1], axis=1, out=products[:, 1:])
-        scatter(out, slots, valid, products)
+    for block in query_blocks(layout) if blocks is None else blocks:
+        values = block.gather(a_sorted, 1.0, order="sorted")
+        products = np.ones_like(values)
+        np.cumprod(values[:, :-1], axis=1, out=products[:, 1:])
+        block.scatter(out, products)
     return out
