@@ -159,11 +159,11 @@ class LossState:
         ranks = self.per_row.get("ranks")
         valid = self.per_query.get("valid")
         if ranks is None and valid is None:
-            owner = "no loss" if self.prepared_by is None else self.prepared_by[0].__name__
+            owner = "a loss" if self.prepared_by is None else self.prepared_by[0].__name__
             raise ValueError(
-                f"This LossState was prepared by {owner}, which draws no rank samples; "
                 "rank_samples needs the state of a sampling loss (LogRankLoss with "
-                "sampler='walk', BoltzRankLoss)."
+                f"sampler='walk', BoltzRankLoss); this one is of {owner}, which draws "
+                "no rank samples."
             )
         gains = self.per_query.get("gains")
         if valid is None:  # every sample counts
