@@ -28,10 +28,10 @@ import time
 import numpy as np
 
 from skrank import load_letor_fold, make_ranking
-from skrank._query import QueryLayout
 from skrank.losses import ListNetLoss
 from skrank._core._fit import Objective
 from skrank._core._mlp import LinearNetwork
+from skrank.utils import QueryLayout
 
 from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
 

@@ -60,12 +60,12 @@ import warnings
 import numpy as np
 
 from skrank import load_letor_fold
-from skrank._query import QueryLayout
 from skrank.losses import ListNetLoss, SoftRankLoss
 from skrank.losses._softrank_binomial import _rank_binomial
 from skrank._core._fit import Objective
 from skrank._core._mlp import LinearNetwork
 from skrank._core._solvers import Adam
+from skrank.utils import QueryLayout
 
 from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder
 

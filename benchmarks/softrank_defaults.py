@@ -41,10 +41,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GroupShuffleSplit
 
 from skrank import ListNetRanker, SoftRankRanker, load_letor_fold, load_rank_sample
-from skrank._compare import LETOR_NDCG10
-from skrank.metrics import map_score, ndcg_score
+from skrank.metrics import make_ranking_scorer, map_score, ndcg_score
 
 from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
+
+#: The early-stopping metric of the LETOR protocol (as ``python -m skrank compare``).
+LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 
 DISTRIBUTIONS = ("binomial", "hybrid", "normal")
 TRUNCATIONS = (None, 10, 20, 50)

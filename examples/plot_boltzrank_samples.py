@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from skrank import load_letor_fold, load_rank_sample, ndcg_score
-from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss
+from skrank.utils import QueryLayout
 
 candidates = [Path(os.environ.get("SKRANK_SHARED_DATA", "/nonexistent")) / "ohsumed",
               Path.cwd().parent / "shared" / "data" / "ohsumed"]
@@ -53,11 +53,12 @@ print(f"{name}: {layout.n_queries} training queries of {layout.sizes.min()} to "
 # %%
 # The sample set
 # --------------
-# ``prepare`` takes the labels and their query layout (``QueryLayout``, the
-# internal bookkeeping of skrank's rankers and losses), draws the rankings
-# and scores each of them once: the per-query array ``gains`` of the state
-# it returns holds the metric :math:`G(R, L)` of every sampled ranking,
-# shape (queries, 100), the label-sorted ranking first. The samples depend on
+# ``prepare`` takes the labels and their query ids, or their
+# :class:`~skrank.utils.QueryLayout` built once (as here), draws the rankings
+# and scores each of them once: the ``gains`` of the state's
+# :meth:`~skrank.losses.LossState.rank_samples` hold the metric
+# :math:`G(R, L)` of every sampled ranking, shape (queries, 100), the
+# label-sorted ranking first. The samples depend on
 # the seed and the labels, not on the gain, so the two losses below, which
 # differ only in their gain (NDCG@5, and NDCG@10, BoltzRank's default), draw
 # the same rankings. A query whose labels are all equal gives every ranking
@@ -65,10 +66,11 @@ print(f"{name}: {layout.n_queries} training queries of {layout.sizes.min()} to "
 K = (5, 10)
 states = {k: BoltzRankLoss(metric=f"ndcg@{k}").prepare(y, layout, random_state=0)
           for k in K}
-assert np.array_equal(states[5].per_row["ranks"], states[10].per_row["ranks"])
-informative = states[10].per_query["informative"]
+samples = {k: state.rank_samples() for k, state in states.items()}
+assert np.array_equal(samples[5].ranks, samples[10].ranks)
+informative = samples[10].informative
 print(f"{informative.sum()} of {layout.n_queries} queries have more than one label")
-sampled = {k: state.per_query["gains"][informative] for k, state in states.items()}
+sampled = {k: s.gains[informative] for k, s in samples.items()}
 print(f"NDCG@10 of the label-sorted ranking: min {sampled[10][:, 0].min():.3f}")
 
 # %%

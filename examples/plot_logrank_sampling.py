@@ -39,8 +39,8 @@ from scipy.special import logsumexp
 from sklearn.linear_model import Ridge
 
 from skrank import LogRankRanker, load_rank_sample, ndcg_score
-from skrank._query import QueryLayout  # the loss protocol's query layout
 from skrank.losses import LogRankLoss
+from skrank.utils import QueryLayout  # the loss protocol's query layout
 
 X, y, qid = load_rank_sample(subset="train")
 X_test, y_test, qid_test = load_rank_sample(subset="test")
@@ -102,7 +102,7 @@ for kappa in KAPPAS:
     loss = LogRankLoss("expected_gain", metric="map", sampler="walk", n_rankings=10_001,
                        walk_restart_skew=kappa)
     state = loss.prepare(y[rows], one_query, random_state=0)
-    first = bad_above_first_good(state.per_row["ranks"], good[rows], one_query)[0]
+    first = bad_above_first_good(state.rank_samples().ranks, good[rows], one_query)[0]
     restarts = first[1::loss.walk_length]
     walk = np.bincount(restarts, minlength=m + 1) / len(restarts)
     restart_freq[kappa] = formula, walk
@@ -124,10 +124,10 @@ sample_map = {}
 for restart, kappa in SETTINGS:
     loss = LogRankLoss("expected_gain", metric="map", sampler="walk", walk_restart=restart,
                        walk_restart_skew=-10.0 if kappa is None else kappa)
-    state = loss.prepare(y, layout, random_state=0)
-    keep = state.per_query["valid"][informative, 1:]
-    gains = state.per_query["gains"][informative, 1:][keep]
-    first = bad_above_first_good(state.per_row["ranks"], good, layout)
+    samples = loss.prepare(y, layout, random_state=0).rank_samples()
+    keep = samples.valid[informative, 1:]
+    gains = samples.gains[informative, 1:][keep]
+    first = bad_above_first_good(samples.ranks, good, layout)
     first = first[informative, 1:][keep]
     sample_map[restart, kappa] = gains
     print(f"{label(restart, kappa):<16}: AP of the sampled rankings mean "
@@ -256,7 +256,7 @@ for query in [7, 192, 10]:  # 5, 6 and 8 documents
     for n in N_SAMPLES:
         loss = LogRankLoss("expected_gain", metric="auc", sampler="walk", n_rankings=n)
         e_walk, state = expected_auc(loss, s, labels)
-        n_distinct = int(state.per_query["valid"].sum())
+        n_distinct = int(state.rank_samples().valid.sum())
         errors.append((abs(e_walk - e_total), abs(e_walk - e_closed), n_distinct))
         if n in (100, 30_000):
             print(f"   {n:6d} samples: {n_distinct:5d} distinct rankings, E_S[AUC] "

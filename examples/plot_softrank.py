@@ -34,10 +34,10 @@ This example
 import matplotlib.pyplot as plt
 import numpy as np
 
-from skrank._query import QueryLayout  # the layout ``prepare`` takes; rankers build it
 from skrank.datasets import make_ranking
 from skrank.losses import SoftRankLoss
 from skrank.metrics import ndcg_score
+from skrank.utils import QueryLayout  # the layout ``prepare`` takes; rankers build it
 
 scores = np.array([2.0, 1.1, 1.0, 0.3, -0.5])
 n_docs = len(scores)

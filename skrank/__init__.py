@@ -19,6 +19,9 @@ losses
 rankers
     The listwise rankers (:class:`ListNetRanker`, :class:`SoftRankRanker`,
     :class:`BoltzRankRanker`, :class:`LogRankRanker`).
+utils
+    The query layout the losses take (:class:`~skrank.utils.QueryLayout`)
+    and the scikit-learn estimator checks.
 """
 
 from . import (
@@ -29,6 +32,7 @@ from . import (
     model_selection,
     preprocessing,
     rankers,
+    utils,
 )
 from .datasets import (
     load_letor,
@@ -85,4 +89,5 @@ __all__ = [
     "rank_within_queries",
     "rankers",
     "top_k",
+    "utils",
 ]

@@ -54,6 +54,30 @@ def rng():
     return np.random.default_rng(0)
 
 
+def _query_id_cases(rng):
+    """qid arrays covering every code path of the query layout."""
+    uniform_sorted = np.repeat(np.arange(6), 5)
+    uniform_shuffled = rng.permutation(uniform_sorted)
+    sizes = np.array([1, 2, 3, 7, 8, 16, 17, 33, 1, 5])
+    variable_sorted = np.repeat(np.arange(len(sizes)) * 3 + 10, sizes)
+    variable_shuffled = rng.permutation(variable_sorted)
+    strings = np.array([f"q{v}" for v in variable_shuffled])
+    return {
+        "uniform_sorted": uniform_sorted,
+        "uniform_shuffled": uniform_shuffled,
+        "variable_sorted": variable_sorted,
+        "variable_shuffled": variable_shuffled,
+        "strings": strings,
+        "one_query": np.zeros(9, dtype=int),
+    }
+
+
+@pytest.fixture(params=list(_query_id_cases(np.random.default_rng(0))))
+def query_ids(request):
+    """Query ids of sorted or shuffled rows, of equal or varied sizes, strings, one query."""
+    return _query_id_cases(np.random.default_rng(0))[request.param]
+
+
 @pytest.fixture
 def metadata_routing():
     """Context manager factory for scikit-learn's metadata routing.

@@ -32,7 +32,6 @@ from skrank import (
     ndcg_score,
     precision_at_k,
 )
-from skrank._query import QueryLayout
 from skrank.losses import (
     LOSSES,
     ListNetLoss,
@@ -41,6 +40,7 @@ from skrank.losses import (
     SoftRankLoss,
     query_uniforms,
 )
+from skrank.utils import QueryLayout
 
 RANKERS = [ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker]
 FAST = {

@@ -20,11 +20,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skrank import BoltzRankRanker, RankerSearchCV, get_ranking_scorer, make_ranking, ndcg_score
-from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss
 from skrank.losses._boltzrank import boltzrank_samples, label_levels
 from skrank.losses._sampled import coefficient_dtype
 from skrank.metrics import make_ranking_scorer
+from skrank.utils import QueryLayout
 
 
 def _energy_double_sum(s, r):

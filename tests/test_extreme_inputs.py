@@ -15,8 +15,6 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
-from skrank._query import QueryLayout
-from skrank.losses._base import QUERY_WEIGHT
 from skrank.losses import (
     BoltzRankLoss,
     ListNetLoss,
@@ -25,6 +23,7 @@ from skrank.losses import (
     SoftRankLoss,
     query_uniforms,
 )
+from skrank.utils import QueryLayout
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -52,7 +51,7 @@ STATE_MESSAGE = r"^state must be the LossState returned by this loss's prepare \
 def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, scores):
     name = type(loss).__name__
     for call in (lambda: loss.value_and_grad(scores, state),
-                 lambda: loss.mean_value_and_grad(scores, state),
+                 lambda: loss._mean_value_and_grad(scores, state),
                  lambda: loss.logit_form(state)):
         with pytest.raises(TypeError, match=STATE_MESSAGE.format(name) + r".*" + got):
             call()
@@ -113,7 +112,7 @@ def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data
     assert np.isfinite(full[0])
     positions, taken = state.take([0, 3])
     assert taken.prepared_by == state.prepared_by
-    loss.mean_value_and_grad(scores[:len(positions)], taken)
+    loss._mean_value_and_grad(scores[:len(positions)], taken)
 
 
 # B. query_uniforms refuses a number of draws no array can hold ---------------
@@ -518,8 +517,7 @@ def test_weighted_mean_of_losses_near_the_largest_float():
     y, qid = np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
     scores = np.array([-1e308, 1e308, -1e308, 1e308])
     unweighted, _ = loss.value_and_grad(scores, loss.prepare(y, qid))
-    state = loss.prepare(y, qid)
-    state.per_query[QUERY_WEIGHT] = np.array([1.5, 0.5])
+    state = loss.prepare(y, qid, sample_weight=[1.5, 1.5, 0.5, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         weighted, _ = loss.value_and_grad(scores, state)

@@ -21,9 +21,9 @@ from skrank import get_ranking_scorer, make_ranking, ndcg_score
 from skrank._core._build import make_network, restore_network
 from skrank._core._fit import Objective, RunResult, average_runs, fit_runs
 from skrank._core._mlp import LinearNetwork
-from skrank._query import QueryLayout
 from skrank.losses import LOSSES
 from skrank.rankers import _base
+from skrank.utils import QueryLayout
 
 RANKERS = [getattr(skrank.rankers, name) for name in skrank.rankers.__all__]
 N_QUERIES = 40

@@ -13,9 +13,8 @@ from skrank import (
     SoftRankRanker,
     make_ranking,
 )
-from skrank._query import QueryLayout
 from skrank.losses import LOSSES
-from skrank.losses._base import QUERY_WEIGHT
+from skrank.utils import QueryLayout
 
 RANKERS = {
     "listnet": lambda: ListNetRanker(early_stopping=False, solver="lbfgs", max_iter=60,
@@ -75,7 +74,7 @@ def test_unit_weights_change_nothing(data, name):
 
 @pytest.mark.parametrize("loss_name", sorted(LOSSES))
 def test_weighted_loss_is_the_weighted_mean_of_query_losses(data, loss_name):
-    X, y, qid, weights, _, unique = data
+    X, y, qid, weights, sample_weight, unique = data
     loss = LOSSES[loss_name]()
     layout = QueryLayout(qid)
     state = loss.prepare(y, layout, random_state=0)
@@ -85,12 +84,70 @@ def test_weighted_loss_is_the_weighted_mean_of_query_losses(data, loss_name):
         positions, _ = layout.select([q])
         rows = positions if layout.order is None else layout.order[positions]
         per_query.append(loss.value_and_grad(scores[rows], state, queries=[q])[0])
-    state.per_query[QUERY_WEIGHT] = weights / weights.mean()
-    value, grad = loss.value_and_grad(scores, state)
+    weighted = loss.prepare(y, layout, sample_weight=sample_weight, random_state=0)
+    value, grad = loss.value_and_grad(scores, weighted)
     assert value == pytest.approx(np.average(per_query, weights=weights), rel=1e-12)
     # the gradient of each query is scaled by its weight; zero weight, zero gradient
     zero = np.isin(qid, unique[weights == 0])
     assert np.all(grad[zero] == 0.0)
+
+
+@pytest.mark.parametrize("loss_name", sorted(LOSSES))
+@pytest.mark.parametrize("weight", [3.0, 1e308, 5e-324])
+def test_constant_weights_in_prepare_give_the_unweighted_loss(data, loss_name, weight):
+    X, y, qid, *_ = data
+    loss = LOSSES[loss_name]()
+    scores = np.random.default_rng(1).normal(size=len(y))
+    plain = loss.value_and_grad(scores, loss.prepare(y, qid, random_state=0))
+    weighted = loss.value_and_grad(
+        scores, loss.prepare(y, qid, sample_weight=np.full(len(y), weight), random_state=0))
+    assert weighted[0] == plain[0]
+    np.testing.assert_array_equal(weighted[1], plain[1])
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (np.ones(3), ValueError, "sample_weight must be a 1-D array with one weight per row"),
+    ("rows", ValueError, "sample_weight must be a 1-D array"),
+    (np.linspace(1.0, 2.0, 100), ValueError, "same for all rows of a query"),
+    (np.zeros(100), ValueError, "sample_weight is zero for every query"),
+    (np.full(100, -1.0), ValueError, "finite and non-negative"),
+    (np.full(100, "1"), TypeError, "sample_weight must hold numbers"),
+])
+def test_prepare_refuses_bad_weights(bad, error, match):
+    y, qid = np.tile([1.0, 0.0], 50), np.repeat(np.arange(10), 10)
+    with pytest.raises(error, match=match):
+        LOSSES["listnet"]().prepare(y, qid, sample_weight=bad)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ListNetRanker(max_iter=2, random_state=0),
+    lambda: SoftRankRanker(max_iter=2, random_state=0),
+    lambda: BoltzRankRanker(n_rankings=5, n_init=1, max_iter=2, random_state=0),
+    lambda: LogRankRanker(n_rankings=6, max_iter=2, random_state=0),
+], ids=["ListNet", "SoftRank", "BoltzRank", "LogRank"])
+def test_fit_gives_the_weights_of_its_training_rows_to_prepare(data, make, monkeypatch):
+    """The weights reach the loss through ``prepare``; the ranker writes nothing into the state.
+
+    With early stopping, prepare sees only the training queries' rows, and their weights.
+    """
+    X, y, qid, weights, sample_weight, unique = data
+    ranker = make()
+    cls = type(ranker._make_loss())
+    prepare, calls = cls.prepare, []
+
+    def spy(self, y, layout, **kwargs):
+        state = prepare(self, y, layout, **kwargs)
+        calls.append((layout, kwargs, state, {k: v.copy() for k, v in state.per_query.items()}))
+        return state
+
+    monkeypatch.setattr(cls, "prepare", spy)
+    _fit(lambda: ranker, X, y, qid=qid, sample_weight=sample_weight)
+    ((layout, kwargs, state, prepared),) = calls
+    weight_of = dict(zip(unique, weights))
+    np.testing.assert_array_equal(kwargs["sample_weight"], [weight_of[q] for q in layout.qid])
+    assert state.per_query.keys() == prepared.keys()
+    for key, value in prepared.items():
+        np.testing.assert_array_equal(state.per_query[key], value)
 
 
 def test_weights_varying_within_a_query_are_refused(data):

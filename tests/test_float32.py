@@ -8,9 +8,9 @@ from numpy.testing import assert_allclose
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from skrank._core import _folded, _mlp, _pairwise
 from skrank._core._build import make_network
-from skrank._query import QueryLayout
 from skrank.datasets import load_rank_sample, make_ranking
 from skrank.metrics import ndcg_score
+from skrank.utils import QueryLayout
 
 NETWORKS = {
     "linear": dict(hidden_layer_sizes=()),

@@ -20,10 +20,9 @@ from skrank._core import _folded
 from skrank._core._fit import Objective
 from skrank._core._folded import FoldedObjective, fold, fold_cost, make_objective
 from skrank._core._mlp import LinearNetwork, MLPNetwork
-from skrank._query import QueryLayout
 from skrank.losses import BoltzRankLoss, LogRankLoss
-from skrank.losses._base import QUERY_WEIGHT
 from skrank.rankers import _base
+from skrank.utils import QueryLayout
 
 LOSSES = {
     "logrank-l3-ndcg": lambda: LogRankLoss("l3", metric="ndcg@10", n_rankings=20),
@@ -63,13 +62,16 @@ def problem():
     return X, y, qid, full.order[positions], layout
 
 
+def _query_weights(layout):
+    """Random query weights, one per row of ``layout`` (whose rows are grouped)."""
+    return layout.expand(np.random.default_rng(1).uniform(0.0, 2.0, layout.n_queries))
+
+
 def _objectives(loss, problem, *, weights=True, alpha=0.3, X=None):
     X_all, y, _, rows, layout = problem
     X = X_all if X is None else X
-    state = loss.prepare(y[rows], layout, random_state=0)
-    if weights:
-        state.per_query[QUERY_WEIGHT] = np.random.default_rng(1).uniform(
-            0.0, 2.0, layout.n_queries)
+    sample_weight = _query_weights(layout) if weights else None
+    state = loss.prepare(y[rows], layout, sample_weight=sample_weight, random_state=0)
     network = LinearNetwork(X.shape[1])
     return (Objective(network, loss, state, y[rows], X, rows, alpha),
             FoldedObjective(network, loss, state, y[rows], X, rows, alpha))
@@ -160,15 +162,14 @@ def test_float32_X_gives_float32_phi_and_a_float64_gradient(loss, problem):
 def test_logit_form_is_the_loss(loss, problem):
     """The loss of the logits a_q C_q^T s_q, and by the chain rule its score gradient."""
     _, y, _, rows, layout = problem
-    state = loss.prepare(y[rows], layout, random_state=0)
-    state.per_query[QUERY_WEIGHT] = np.random.default_rng(1).uniform(0.0, 2.0, layout.n_queries)
+    state = loss.prepare(y[rows], layout, sample_weight=_query_weights(layout), random_state=0)
     form = loss.logit_form(state)
     s = np.random.default_rng(3).normal(size=layout.n_samples)
     coef = form.coef.astype(float)
     logits = np.array([form.scale[q] * s[a:b] @ coef[a:b] for q, (a, b)
                        in enumerate(zip(layout.offsets[:-1], layout.offsets[1:]))])
     value, dlogits = form.mean_value_and_grad(logits)
-    expected_value, expected_grad = loss.mean_value_and_grad(s, state)
+    expected_value, expected_grad = loss._mean_value_and_grad(s, state)
     assert_allclose(value, expected_value, rtol=1e-12)
     grad = np.concatenate([coef[a:b] @ (form.scale[q] * dlogits[q]) for q, (a, b)
                            in enumerate(zip(layout.offsets[:-1], layout.offsets[1:]))])
@@ -178,7 +179,7 @@ def test_logit_form_is_the_loss(loss, problem):
     value, _ = form.mean_value_and_grad(logits[some], some)
     _, sub = state.take(some)
     positions, _ = layout.select(some)
-    assert_allclose(value, loss.mean_value_and_grad(s[positions], sub)[0], rtol=1e-12)
+    assert_allclose(value, loss._mean_value_and_grad(s[positions], sub)[0], rtol=1e-12)
 
 
 def test_exact_sums_have_no_logit_form(problem):

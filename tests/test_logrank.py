@@ -9,11 +9,11 @@ from numpy.testing import assert_allclose
 from scipy.special import logsumexp, softmax
 
 from skrank import LogRankRanker, average_precision_score, ndcg_score
-from skrank._query import QueryLayout
 from skrank.datasets import make_ranking
 from skrank.losses import LogRankLoss
 from skrank.losses._logrank import restart_gains, sequence_gains
 from skrank.model_selection import RankerSearchCV
+from skrank.utils import QueryLayout
 
 OBJECTIVES = ["likelihood", "expected_gain", "l3", "convex"]
 GAINS = ["auc", "map", "ndcg"]

@@ -5,10 +5,10 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.special import log_softmax, softmax
 
-from skrank._query import QueryLayout
 from skrank.losses import LOSSES, BoltzRankLoss, ListNetLoss, query_uniforms
 from skrank.losses._base import query_bits
 from skrank.metrics import make_ranking_scorer
+from skrank.utils import QueryLayout
 
 LOSS_NAMES = sorted(LOSSES)
 #: Every registered loss with its defaults, and other configurations whose
@@ -235,6 +235,56 @@ def test_query_subset_same_state_for_those_queries(loss, rng):
     assert a.keys() == b.keys()
     for key in a:
         np.testing.assert_allclose(a[key], b[key], rtol=1e-12, err_msg=key)
+
+
+@pytest.mark.parametrize("make, has", [
+    (lambda: BoltzRankLoss(6, metric="ndcg"), {"ranks", "gains"}),
+    (lambda: BoltzRankLoss(6, objective="likelihood"), {"ranks"}),
+    (lambda: LOSSES["logrank"](n_rankings=7), {"ranks", "gains"}),
+    (lambda: LOSSES["logrank"](n_rankings=7, store_ranks=False), {"gains"}),
+], ids=["boltzrank", "boltzrank-likelihood", "logrank", "logrank-no-ranks"])
+def test_rank_samples_of_a_sampling_loss(rng, make, has):
+    """Ranks in the rows' own order, ranking 0 ideal; the gains of every ranking."""
+    y, _, qid = _data(rng, sizes=(1, 4, 6, 5))
+    y[qid == 13] = 1.0  # a query of equal labels
+    loss = make()
+    state = loss.prepare(y, qid, random_state=0)
+    samples = state.rank_samples()
+    layout, k = state.layout, samples.valid.shape[1]
+    assert samples.valid.shape == (layout.n_queries, k) and samples.valid.dtype == bool
+    good = (y >= 1).astype(float) if isinstance(loss, LOSSES["logrank"]) else y
+    good_sorted = layout.to_sorted(good)
+    np.testing.assert_array_equal(samples.informative,
+                                  layout.max(good_sorted) > layout.min(good_sorted))
+    assert (samples.ranks is not None) == ("ranks" in has)
+    if samples.ranks is not None:
+        assert samples.ranks.shape == (len(y), k)
+        for i, q in enumerate(layout.unique_qid):
+            ranks = samples.ranks[qid == q]
+            if not samples.informative[i] and not isinstance(loss, BoltzRankLoss):
+                assert (ranks == 0).all()  # LogRank draws no ranking of such a query
+                continue
+            # each ranking of a query is a permutation of its ranks
+            np.testing.assert_array_equal(np.sort(ranks, axis=0),
+                                          np.arange(1, len(ranks) + 1)[:, None].repeat(k, 1))
+            # ranking 0 is ideal: no row ranks above a row of a better label
+            first = ranks[:, 0]
+            assert np.all(np.diff(good[qid == q][np.argsort(first)]) <= 0)
+    assert (samples.gains is not None) == ("gains" in has)
+    if samples.gains is not None:
+        assert samples.gains.shape == (layout.n_queries, k)
+        np.testing.assert_array_equal(samples.gains[samples.informative, 0], 1.0)
+    if isinstance(loss, BoltzRankLoss):
+        assert samples.valid.all()  # BoltzRank counts every sample
+
+
+@pytest.mark.parametrize("loss", [ListNetLoss(), LOSSES["softrank"](),
+                                  LOSSES["logrank"](objective="expected_gain", metric="auc")],
+                         ids=["listnet", "softrank", "logrank-exact"])
+def test_rank_samples_of_a_loss_without_samples_raise(loss):
+    state = loss.prepare([1.0, 0.0, 1.0], [0, 0, 0])
+    with pytest.raises(ValueError, match="draws no rank samples"):
+        state.rank_samples()
 
 
 @pytest.mark.parametrize("ids", ["int", "str"])

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import dcg_score as sk_dcg_score
 from sklearn.metrics import ndcg_score as sk_ndcg_score
 
-from skrank._query import QueryLayout
 from skrank.datasets import load_letor
 from skrank.metrics import (
+    CONVENTIONS,
     average_precision_score,
     dcg_score,
     err_score,
@@ -30,6 +30,7 @@ from skrank.metrics import (
     recall_at_k,
 )
 from skrank.metrics._ranking import ndcg_of_rankings
+from skrank.utils import QueryLayout
 
 METRICS = [
     ndcg_score, dcg_score, average_precision_score, precision_at_k, recall_at_k,
@@ -433,6 +434,19 @@ def test_explicit_parameters_override_convention():
     letor_average = ndcg_score(y, s, qid=qid, convention="letor", ties="average")
     assert letor_stable == 1.0  # ties keep row order, which is ideal here
     assert letor_average < 1.0
+
+
+def test_conventions_are_read_only():
+    with pytest.raises(TypeError):
+        CONVENTIONS["letor"] = dict(CONVENTIONS["skrank"])
+    with pytest.raises(TypeError):
+        CONVENTIONS["letor"]["ties"] = "average"
+    with pytest.raises(TypeError):
+        del CONVENTIONS["skrank"]["gain"]
+    copy = dict(CONVENTIONS["letor"])  # a copy is the user's to change
+    copy["ties"] = "average"
+    assert CONVENTIONS["letor"]["ties"] == "stable"
+    assert ndcg_score([2, 1, 0], [0.0, 0.0, 0.0], qid=[0, 0, 0], convention="letor") == 1.0
 
 
 # ----------------------------------------------------------------------------

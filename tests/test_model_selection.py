@@ -759,7 +759,7 @@ def test_boolean_mask_splits_are_accepted(data):
 
 
 def test_check_disjoint():
-    from skrank._query import QueryLayout
+    from skrank.utils import QueryLayout
     from skrank.model_selection._common import _check_disjoint
 
     layout = QueryLayout([1, 1, 2, 2, 3])
@@ -768,7 +768,7 @@ def test_check_disjoint():
 
 
 def test_check_disjoint_accepts_boolean_masks():
-    from skrank._query import QueryLayout
+    from skrank.utils import QueryLayout
     from skrank.model_selection._common import _check_disjoint
 
     layout = QueryLayout([1, 1, 2, 2, 3])

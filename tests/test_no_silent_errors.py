@@ -25,10 +25,9 @@ from skrank import (
     make_ranking_scorer,
     ndcg_score,
 )
-from skrank._query import IMPLICIT_QUERY_MAX_ROWS, check_qid
 from skrank.losses import SoftRankLoss
 from skrank.losses._softrank import EXACT_MAX_DOCS
-from skrank._query import QueryLayout
+from skrank.utils import QueryLayout
 
 FAST = dict(max_iter=20, random_state=0)
 
@@ -89,6 +88,10 @@ def test_grid_search_default_scoring_is_nan_and_warns_with_routing_off(data):
 
 
 # 2. fit without qid ----------------------------------------------------------
+#: The rows from which fit's docstring says ``qid=None`` warns ("more than 100").
+IMPLICIT_QUERY_MAX_ROWS = 100
+
+
 def test_fit_without_qid_on_many_rows_warns(data):
     X, y, _ = data
     assert len(y) > IMPLICIT_QUERY_MAX_ROWS
@@ -195,7 +198,7 @@ def test_nothing_to_learn_warns(data, case):
 ])
 def test_mixed_int_and_str_qid_raise(qid):
     with pytest.raises(TypeError, match="integers or strings of one kind"):
-        check_qid(qid)
+        QueryLayout(qid)
     with pytest.raises(TypeError, match="integers or strings of one kind"):
         ndcg_score([1, 0, 1, 0], [1, 2, 3, 4], qid=qid)
 

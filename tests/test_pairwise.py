@@ -9,7 +9,7 @@ from skrank._core._activations import ACTIVATIONS, OUTPUT_ACTIVATIONS
 from skrank._core._build import FITTED_ATTRIBUTES, make_network, restore_network
 from skrank._core._mlp import LinearNetwork, MLPNetwork
 from skrank._core._pairwise import PairwiseNetwork
-from skrank._query import QueryLayout
+from skrank.utils import QueryLayout
 
 from _network_helpers import _FORMULAS, N_FEATURES, _numeric_grad, _random_params, _X
 

@@ -10,7 +10,6 @@ from scipy.stats import norm
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import SoftRankRanker, make_ranking, ndcg_score
-from skrank._query import QueryLayout
 from skrank.losses import (
     SoftRankLoss,
     _softrank,
@@ -18,6 +17,7 @@ from skrank.losses import (
     _softrank_normal_moments,
     _softrank_truncation,
 )
+from skrank.utils import QueryLayout
 
 #: The exact Rank-Binomial recursion (the loss defaults to the normal approximation).
 EXACT = {"rank_distribution": "binomial"}

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._query import QueryLayout
+from ..utils._query_layout import QueryLayout
 from ..losses import LossState
 from ..utils._validation import check_n_jobs
 from ._solvers import check_finite
@@ -106,8 +106,8 @@ class Objective:
         scores, cache = self.network.forward(params, X, state.layout)
         check_finite(scores, "scores")
         # the network runs in X's dtype; the loss on float64 scores (one per row)
-        value, dscores = self.loss.mean_value_and_grad(scores.astype(np.float64, copy=False),
-                                                       state)
+        value, dscores = self.loss._mean_value_and_grad(
+            scores.astype(np.float64, copy=False), state)
         grad = self.network.backward(params, cache, dscores)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
         grad += penalty_grad
@@ -152,7 +152,7 @@ class Objective:
         """The objective on all training queries (without its gradient)."""
         scores = self.train_scores(params)
         check_finite(scores, "scores")
-        value, _ = self.loss.mean_value_and_grad(scores, self.state)
+        value, _ = self.loss._mean_value_and_grad(scores, self.state)
         return value + self.network.penalty(params, self.alpha)[0]
 
     def batches(self, batch_size, random_state):

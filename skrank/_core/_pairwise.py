@@ -23,6 +23,7 @@ from ._activations import (
     _check_activation,
     _check_combinable,
 )
+from ..utils._query_blocks import query_blocks
 from ._mlp import _restore_unary, compute_dtype
 
 #: Default memory budget of :class:`PairwiseNetwork`, in float64 cells of its
@@ -98,7 +99,7 @@ class PairwiseNetwork:
     pair arrays have shape (hidden units, queries, j, k), so that the sums
     over hidden units, j and k are single BLAS products. They are computed
     over padded blocks of queries of similar sizes
-    (:meth:`~skrank._query.QueryLayout.blocks`) of at most ``2**17`` cells
+    (:func:`~skrank.utils._query_blocks.query_blocks`) of at most ``2**17`` cells
     (or ``max_cells`` if smaller), which stay in the CPU caches; a larger
     query is done in chunks of documents j (at least one j a chunk). The
     term :math:`k = j` and the padding of a block are masked on the
@@ -203,7 +204,7 @@ class PairwiseNetwork:
     def forward(self, params, X, layout=None):
         """Scores of the rows of ``X`` (in their order) and the cache for :meth:`backward`.
 
-        ``layout`` (required) is the :class:`~skrank._query.QueryLayout` of
+        ``layout`` (required) is the :class:`~skrank.utils.QueryLayout` of
         the rows of ``X``, which may come in any order.
         """
         if layout is None:
@@ -324,10 +325,8 @@ class PairwiseNetwork:
         h = self.n_hidden
         budget = min(self.max_cells, _CHUNK_CELLS)
         plan = []
-        for block in layout.blocks(max_cost=budget, cost=lambda w: w * w * h):
+        for block in query_blocks(layout, max_cost=budget, cost=lambda w: w * w * h):
             rows = block.rows
-            if rows is None:  # grouped rows, all queries of one size
-                rows = np.arange(layout.n_samples).reshape(layout.n_queries, -1)
             n_block, width = rows.shape
             if width == 1:
                 continue  # single-document queries have no pairs
@@ -459,8 +458,8 @@ class _PairBlock(
 ):
     """Queries of similar sizes whose pairs :class:`PairwiseNetwork` scores together.
 
-    ``rows`` and ``valid`` are those of a :class:`~skrank._query.QueryBlock`
-    (``rows`` always an array). ``left @ right`` is the pre-activation of the
+    ``rows`` and ``valid`` are those of a
+    :class:`~skrank.utils._query_blocks.QueryBlock`. ``left @ right`` is the pre-activation of the
     pairs, of shape (hidden units, queries, j, k). ``chunks`` lists
     ``(start, stop, shape, size)``: the documents j in ``[start, stop)`` are
     computed at once, in pair arrays of that shape and number of cells.

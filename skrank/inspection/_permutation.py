@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.utils import Bunch, check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._query import check_qid
 from ..metrics._scorer import RankingScorer
 from ..model_selection._common import check_n_jobs, check_ranking_scoring
+from ..utils._query_layout import check_qid
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
 

@@ -2,12 +2,12 @@
 
 Every loss follows the protocol of :class:`ListwiseLoss`:
 ``state = loss.prepare(y, qid, random_state=...)`` once per fit (``qid``
-the query id of each row, or a ``QueryLayout`` of them), then
+the query id of each row, or their :class:`~skrank.utils.QueryLayout`), then
 ``loss.value_and_grad(scores, state, queries=None)`` as often as the
 optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 """
 
-from ._base import ListwiseLoss, LossState, query_uniforms
+from ._base import ListwiseLoss, LossState, RankSamples, query_uniforms
 from ._boltzrank import BoltzRankLoss
 from ._listnet import ListNetLoss
 from ._logrank import LogRankLoss
@@ -23,6 +23,7 @@ __all__ = [
     "ListwiseLoss",
     "LogRankLoss",
     "LossState",
+    "RankSamples",
     "SoftRankLoss",
     "query_uniforms",
 ]

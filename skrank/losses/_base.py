@@ -16,16 +16,57 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._query import QueryLayout, as_layout
+from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._sklearn_compat import MAX_LENGTH
-from ..utils._validation import check_numeric
+from ..utils._validation import check_numeric, query_weights
 
 
-#: Key of ``LossState.per_query`` holding query weights (``fit``'s
-#: ``sample_weight``), scaled to mean 1 over the queries of the fit: the
-#: mean loss over a batch of queries is then an unbiased estimate of the
-#: weighted mean over all of them.
+#: Key of ``LossState.per_query`` holding the query weights of
+#: :meth:`ListwiseLoss.prepare`'s ``sample_weight``, scaled to mean 1 over
+#: the queries of the fit: the mean loss over a batch of queries is then an
+#: unbiased estimate of the weighted mean over all of them.
 QUERY_WEIGHT = "query_weight"
+
+
+@dataclass(frozen=True)
+class RankSamples:
+    """The fixed rank samples of a sampling loss, from :meth:`LossState.rank_samples`.
+
+    A sampling loss (:class:`~skrank.losses.LogRankLoss` with
+    ``sampler="walk"``, :class:`~skrank.losses.BoltzRankLoss`) draws ``k``
+    rankings of every query once, when it is prepared, and sums over them
+    at every evaluation. :meth:`LossState.rank_samples` builds it; its
+    parameters are its attributes.
+
+    Parameters
+    ----------
+    ranks : ndarray of int of shape (n_samples, k) or None
+        Rank (1 is the top) of every row in every sampled ranking of its
+        query, rows in the row order of the state's layout. Ranking 0 is the
+        ideal one: by decreasing label (for LogRank, the good documents
+        first), ties in random order. LogRank draws no rankings of a query
+        without both a good and a bad document: its rows have rank 0. None
+        where the loss kept no ranks (``LogRankLoss(store_ranks=False)``, as
+        a ranker's fit prepares it).
+    gains : ndarray of shape (n_queries, k) or None
+        The gain :math:`G` of every sampled ranking of every query (the
+        loss's ``gain``, e.g. NDCG@10). None where the loss needs no gains
+        (``BoltzRankLoss(objective="likelihood")``).
+    valid : ndarray of bool of shape (n_queries, k)
+        Whether a sampled ranking enters the loss. LogRank sums over the
+        *set* of sampled rankings, so a ranking equal to an earlier one of
+        its query is False (and so is every ranking but the first of a query
+        without both a good and a bad document); BoltzRank counts every
+        sample.
+    informative : ndarray of bool of shape (n_queries,)
+        Whether a query enters the loss at all: it has documents of
+        different labels (for LogRank, a good and a bad one).
+    """
+
+    ranks: np.ndarray
+    gains: np.ndarray
+    valid: np.ndarray
+    informative: np.ndarray
 
 
 @dataclass
@@ -33,12 +74,15 @@ class LossState:
     """Per-fit state of a loss.
 
     Built by :meth:`ListwiseLoss.prepare`; a user passes it on to
-    :meth:`ListwiseLoss.value_and_grad` and never builds one.
+    :meth:`ListwiseLoss.value_and_grad` and never builds one. Its arrays are
+    the loss's own business; what a user may read of them has a method
+    (:meth:`rank_samples`).
 
     Parameters
     ----------
     layout : QueryLayout
-        Layout of the rows the loss was prepared on.
+        The :class:`~skrank.utils.QueryLayout` of the rows the loss was
+        prepared on.
     per_row : dict of str to ndarray
         Arrays whose first axis runs over rows in *sorted* order of ``layout``.
     per_query : dict of str to ndarray
@@ -86,6 +130,51 @@ class LossState:
             prepared_by=self.prepared_by,
         )
 
+    def rank_samples(self):
+        """The rankings a sampling loss drew for every query when it was prepared.
+
+        Returns
+        -------
+        samples : RankSamples
+            Their ranks, gains and which of them enter the loss.
+
+        Raises
+        ------
+        ValueError
+            If the loss that prepared the state draws no rankings (ListNet,
+            SoftRank, LogRank with ``sampler="exact"``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skrank.losses import BoltzRankLoss
+        >>> y, qid = np.array([2, 0, 1, 0, 1]), np.array([0, 0, 0, 1, 1])
+        >>> state = BoltzRankLoss(4, metric="ndcg").prepare(y, qid, random_state=0)
+        >>> samples = state.rank_samples()
+        >>> samples.ranks[:, 0]  # ranking 0 sorts by label
+        array([1, 3, 2, 2, 1], dtype=int8)
+        >>> samples.gains.shape
+        (2, 4)
+        """
+        ranks = self.per_row.get("ranks")
+        valid = self.per_query.get("valid")
+        if ranks is None and valid is None:
+            owner = "a loss" if self.prepared_by is None else self.prepared_by[0].__name__
+            raise ValueError(
+                "rank_samples needs the state of a sampling loss (LogRankLoss with "
+                f"sampler='walk', BoltzRankLoss); this one is of {owner}, which draws "
+                "no rank samples."
+            )
+        gains = self.per_query.get("gains")
+        if valid is None:  # every sample counts
+            valid = np.ones((self.layout.n_queries, ranks.shape[1]), dtype=bool)
+        return RankSamples(
+            ranks=None if ranks is None else self.layout.to_rows(ranks),
+            gains=gains,
+            valid=valid,
+            informative=self.per_query["informative"],
+        )
+
 
 class ListwiseLoss:
     """Base class of listwise losses.
@@ -119,7 +208,7 @@ class ListwiseLoss:
     #: prepared with other values of them is refused).
     _state_parameters = ()
 
-    def prepare(self, y, layout, *, random_state=None):
+    def prepare(self, y, layout, *, sample_weight=None, random_state=None):
         """Set the loss up for one fit.
 
         Parameters
@@ -128,10 +217,17 @@ class ListwiseLoss:
             Relevance labels (numbers; text is refused with a ``TypeError``).
         layout : array-like of shape (n_samples,) or QueryLayout
             Query id of each row (integers or strings, rows in any order, as
-            a ranker's ``qid``), or the ``QueryLayout`` built from them
-            (``QueryLayout(qid)``; reusing one saves grouping the rows
-            again). Anything else (None, a dict, a string,
-            a number) is a ``TypeError``.
+            a ranker's ``qid``), or the :class:`~skrank.utils.QueryLayout`
+            built from them (``QueryLayout(qid)``; reusing one saves grouping
+            the rows again). Anything else (None, a dict, a string, a number)
+            is a ``TypeError``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, as a ranker's ``fit`` takes them: the weight of
+            each row's query, the same for all rows of a query, finite,
+            non-negative and not all zero. The loss becomes the weighted mean
+            of the query losses; only the ratios of the weights matter
+            (constant weights, of any size, give the unweighted loss). None
+            weighs queries equally.
         random_state : int, RandomState instance or None, default=None
             Seed of any sampling done here (fixed for the whole fit, so that
             the objective is deterministic). A sampling loss draws through
@@ -150,7 +246,10 @@ class ListwiseLoss:
         if not isinstance(layout, QueryLayout):  # query ids, one per label
             layout = as_layout(layout, y.shape[0] if y.ndim == 1 else None)
         y = _check_finite_vector("y", y, layout.n_samples)
+        weights = None if sample_weight is None else query_weights(sample_weight, layout)
         state = self._prepare(layout.to_sorted(y), layout, random_state)
+        if weights is not None:
+            state.per_query[QUERY_WEIGHT] = _unit_mean(weights)
         state.prepared_by = (type(self), self._state_signature())
         return state
 
@@ -181,10 +280,10 @@ class ListwiseLoss:
             _, state = state.take(queries)
         layout = state.layout
         scores = _check_finite_vector("scores", scores, layout.n_samples)
-        value, grad = self.mean_value_and_grad(layout.to_sorted(scores), state)
+        value, grad = self._mean_value_and_grad(layout.to_sorted(scores), state)
         return value, layout.to_rows(grad)
 
-    def mean_value_and_grad(self, s_sorted, state):
+    def _mean_value_and_grad(self, s_sorted, state):
         """:meth:`value_and_grad` of finite float64 scores in sorted order, unchecked.
 
         For the fit loop, which checks the scores once and keeps every
@@ -232,7 +331,7 @@ class ListwiseLoss:
             ``state.layout``), ``scale`` (``(n_queries,)``) and
             ``mean_value_and_grad(logits, queries=None)``, the loss of the
             ``(n_queries, k)`` logits averaged (and weighted) over the
-            queries as :meth:`mean_value_and_grad` averages it, and its
+            queries as :meth:`value_and_grad` averages it, and its
             gradient with respect to the logits.
         """
         self._check_state(state)
@@ -284,7 +383,7 @@ class ListwiseLoss:
 def query_mean(per_query, grad, weight=None, expand=None):
     """Mean of per-query losses (weighted) and their gradient scaled alike.
 
-    The one spelling of the averaging of :meth:`ListwiseLoss.mean_value_and_grad`.
+    The one spelling of the averaging of :meth:`ListwiseLoss._mean_value_and_grad`.
 
     Parameters
     ----------
@@ -321,6 +420,18 @@ def query_mean(per_query, grad, weight=None, expand=None):
             # a product or the sum overflowed, not necessarily the mean
             value = float((per_query / n * weight).sum())
     return value, grad
+
+
+def _unit_mean(weights):
+    """Query weights divided by their mean, exactly 1 where they are all equal.
+
+    Divided by their largest value first, so that no sum overflows (weights
+    of 1e308) or loses its precision (weights of 1e-320): a weighted mean of
+    the query losses does not depend on the scale of the weights, and
+    constant weights of any size give the unweighted fit exactly.
+    """
+    weights = weights / weights.max()
+    return weights / weights.mean()
 
 
 def _describe(value):

@@ -7,6 +7,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..metrics._ranking import check_relevance_threshold
+from ..utils._query_blocks import query_blocks
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
     Integer,
@@ -533,14 +534,13 @@ def walk_samples(good, layout, n_pos, *, n_rankings, walk_length, restart, resta
     gains = np.ones((layout.n_queries, n_chains))
     valid = np.zeros((layout.n_queries, n_chains), dtype=bool)
     valid[:, 0] = True
-    blocks = layout.blocks(max_cost=_WALK_CELLS, cost=lambda width: width * n_chains)
+    blocks = query_blocks(layout, max_cost=_WALK_CELLS, cost=lambda width: width * n_chains)
     for block in blocks:
         queries = block.queries[informative[block.queries]]
         if len(queries) == 0:
             continue
         keep = informative[block.queries]
-        slots = (block.slots if block.slots is not None
-                 else layout.offsets[block.queries][:, None] + np.arange(layout.max_size))[keep]
+        slots = block.slots[keep]
         cells = None if block.valid is None else block.valid[keep]
         r, c, g, v = _walk_block(
             good, layout, queries, slots, cells, n_pos[queries], n_neg[queries],

@@ -22,7 +22,7 @@ its own module (in reading order):
 Here: the contest probabilities, the choice of rank distribution (with
 ``"hybrid"`` mixing the exact and the normal ones), the training discount,
 the gains and the gradient with respect to the scores. Queries are
-processed in padded blocks of similar sizes (:meth:`QueryLayout.blocks`),
+processed in padded blocks of similar sizes (:func:`~skrank.utils._query_blocks.query_blocks`),
 each within :data:`._softrank_binomial.MEMORY_BUDGET`.
 """
 
@@ -32,7 +32,8 @@ from numbers import Real
 import numpy as np
 from scipy.special import ndtr
 
-from .._query import QueryLayout, default_qid
+from ..utils._query_blocks import query_blocks
+from ..utils._query_layout import QueryLayout, default_qid
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_parameter_constraints
 from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
@@ -338,7 +339,7 @@ class SoftRankLoss(ListwiseLoss):
     # ------------------------------------------------------------------
     # Blocks
     def _blocks(self, layout):
-        """The queries in blocks of :meth:`QueryLayout.blocks`, each within the budget.
+        """The queries in padded blocks (:func:`query_blocks`), each within the budget.
 
         Yields ``(queries, slots, valid)`` with ``slots`` and ``valid`` as
         arrays (also for a block without padding): the recursion of
@@ -356,11 +357,9 @@ class SoftRankLoss(ListwiseLoss):
             # and the two sums per document and Sinkhorn iteration
             return targets * states + 16 * width * width + 2 * width * self.sinkhorn_iterations
 
-        for queries, slots, _, valid in layout.blocks(
-            growth=1.6, max_cost=MEMORY_BUDGET, cost=cost
+        for queries, slots, _, valid in query_blocks(
+            layout, growth=1.6, max_cost=MEMORY_BUDGET, cost=cost
         ):
-            if slots is None:  # the whole data, queries of equal size
-                slots = np.arange(layout.n_samples).reshape(len(queries), -1)
             if valid is None:
                 valid = np.ones(slots.shape, dtype=bool)
             yield queries, slots, valid

@@ -1,21 +1,25 @@
 """Ranking metrics evaluated per query, vectorised across queries.
 
 All metrics share one pipeline: rows are ranked inside their query by
-descending score (:meth:`skrank._query.QueryLayout.rank_order`), ties are
-resolved by the ``ties`` convention, and per-rank contributions are summed
-per query with ``np.add.reduceat``. There is no Python loop over queries
-(the ideal orderings are sorted in the padded blocks of
-:meth:`skrank._query.QueryLayout.blocks`, one sort per block).
+descending score (:func:`skrank.metrics._query_ranking.rank_order`), ties
+are resolved by the ``ties`` convention, and per-rank contributions are
+summed per query with ``np.add.reduceat``. There is no Python loop over
+queries (the rankings and the ideal orderings are sorted in the padded
+blocks of :func:`skrank.utils._query_blocks.query_blocks`, one sort per
+block).
 """
 
 import numbers
 import re
+from types import MappingProxyType
 
 import numpy as np
 
-from .._query import QueryLayout, query_weights
+from ..utils._query_blocks import cumprod_before, query_blocks
+from ..utils._query_layout import QueryLayout
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
-from ..utils._validation import check_numeric
+from ..utils._validation import check_numeric, query_weights
+from ._query_ranking import rank_order, sorted_blocks, tie_runs
 
 __all__ = [
     "CONVENTIONS",
@@ -29,14 +33,8 @@ __all__ = [
     "recall_at_k",
 ]
 
-#: Named bundles of metric conventions, name -> {parameter: value}.
-#:
-#: A metric's ``convention=`` selects one; its convention parameters left as
-#: ``None`` take their value from it, explicit ones override it. One value
-#: depends on the metric: ``"letor4"`` pads the short queries of
-#: :func:`precision_at_k` (``short_queries="pad"``), as the LETOR 4.0 script
-#: does, and scores those of NDCG 0 (``"zero"``, the value listed here).
-CONVENTIONS = {
+# The bundles as written; published read-only as CONVENTIONS.
+_PRESETS = {
     # skrank's default: the common NDCG of Jarvelin & Kekalainen / Burges et
     # al. with expected values over random tie-breaking.
     "skrank": {
@@ -87,6 +85,19 @@ CONVENTIONS = {
         "ap_denominator": "relevant",
     },
 }
+
+#: Named bundles of metric conventions, name -> {parameter: value}: a
+#: read-only mapping of read-only mappings (``dict(CONVENTIONS[name])`` is a
+#: copy to change).
+#:
+#: A metric's ``convention=`` selects one; its convention parameters left as
+#: ``None`` take their value from it, explicit ones override it. One value
+#: depends on the metric: ``"letor4"`` pads the short queries of
+#: :func:`precision_at_k` (``short_queries="pad"``), as the LETOR 4.0 script
+#: does, and scores those of NDCG 0 (``"zero"``, the value listed here).
+CONVENTIONS = MappingProxyType(
+    {name: MappingProxyType(values) for name, values in _PRESETS.items()}
+)
 
 #: Where a preset's value differs for one metric: preset -> metric -> values.
 _PER_METRIC = {"letor4": {"precision_at_k": {"short_queries": "pad"}}}
@@ -296,18 +307,21 @@ class _Ranking:
                 f"{y_score.shape[0]} values); scores must be numbers."
             )
         layout = QueryLayout(qid, n_samples=y_true.shape[0])
+        # the padded blocks of the queries, made once for every sort
+        self.blocks = query_blocks(layout)
         if ties == "average":
-            perm = layout.rank_order(y_score, tiebreak="arbitrary")
+            tiebreak = "arbitrary"
         elif ties == "stable":
-            perm = layout.rank_order(y_score, tiebreak="stable")
+            tiebreak = "stable"
         else:  # pessimistic: worst label first among ties, then row order
-            perm = layout.rank_order(y_score, tiebreak=y_true)
+            tiebreak = y_true
+        perm = rank_order(layout, y_score, tiebreak=tiebreak, blocks=self.blocks)
         self.layout = layout
         self.y_true = y_true  # row order, for the ideal ordering
         self.labels = y_true[perm]
         self.rank = layout.index_in_query  # 0-based rank inside the query
         # (starts, sizes) of the runs of tied scores; only "average" uses them
-        self.tie_runs = layout.runs(y_score[perm]) if ties == "average" else None
+        self.tie_runs = tie_runs(layout, y_score[perm]) if ties == "average" else None
 
     def expected(self, values):
         """Expected value at each rank under random tie-breaking."""
@@ -432,16 +446,17 @@ def _clip_k(ranking, k):
     return min(k, ranking.layout.max_size + 1)
 
 
-def _ideal_dcg(layout, y_true, disc_table, gain):
+def _ideal_dcg(layout, y_true, disc_table, gain, blocks=None):
     """Per-query DCG of the ideal ordering (labels sorted decreasingly).
 
-    Returns the ideal DCG and the largest gain of each query.
+    Returns the ideal DCG and the largest gain of each query. ``blocks``:
+    those of ``layout``, when the caller has them.
     """
     # only ranks with a non-zero discount (at most k) matter
     depth = int(np.flatnonzero(disc_table)[-1]) + 1
     idcg = np.empty(layout.n_queries)
     best = np.empty(layout.n_queries)
-    for queries, block, valid in layout.sorted_blocks(y_true):
+    for queries, block, valid in sorted_blocks(layout, y_true, blocks):
         width = min(depth, block.shape[1])
         top = block[:, :width]
         if valid is not None:
@@ -459,7 +474,8 @@ def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
     max_size = ranking.layout.max_size
     disc_table = _discounts(max_size, conv["discount"]) * _cutoff_weights(max_size, k)
     dcg = ranking.layout.sum(ranking.expected(gains) * ranking.at_rank(disc_table))
-    idcg, best_gain = _ideal_dcg(ranking.layout, ranking.y_true, disc_table, conv["gain"])
+    idcg, best_gain = _ideal_dcg(ranking.layout, ranking.y_true, disc_table, conv["gain"],
+                                 ranking.blocks)
     # a query has a relevant document when some document has a positive gain
     return ranking, dcg, idcg, best_gain <= 0
 
@@ -1094,7 +1110,7 @@ def _cascade(ranking, p, discount, k):
     """
     layout = ranking.layout
     q = 1.0 - p
-    before = layout.cumprod_before(q)
+    before = cumprod_before(layout, q, ranking.blocks)
     stop = p * before
     if ranking.tie_runs is not None:
         starts, sizes = ranking.tie_runs

@@ -1,7 +1,7 @@
 """Ranks and top-k selections of rows inside their queries.
 
 Both helpers rank every query by descending score with one call to
-:meth:`skrank._query.QueryLayout.rank_order` (no Python loop over queries)
+:func:`skrank.metrics._query_ranking.rank_order` (no Python loop over queries)
 and answer in the caller's row indexing, so the result can index ``X``,
 ``y`` and ``qid`` directly.
 """
@@ -10,7 +10,8 @@ import numbers
 
 import numpy as np
 
-from .._query import QueryLayout, check_qid
+from ..utils._query_layout import QueryLayout, check_qid
+from ._query_ranking import rank_order, tie_runs
 from ._ranking import _as_1d_float
 
 __all__ = ["rank_within_queries", "top_k"]
@@ -110,11 +111,11 @@ def rank_within_queries(scores, qid, *, method="ordinal"):
     scores = _check_scores(scores)
     layout = _layout(scores, qid)
     if method == "ordinal":
-        perm = layout.rank_order(scores, tiebreak="stable")
+        perm = rank_order(layout, scores, tiebreak="stable")
         ranked = layout.index_in_query.astype(np.int64) + 1
     else:
         # ties share a rank, so their order inside the sort does not matter
-        perm = layout.rank_order(scores, tiebreak="arbitrary")
+        perm = rank_order(layout, scores, tiebreak="arbitrary")
         ranked = _tied_ranks(layout, scores[perm], method)
     ranks = np.empty_like(ranked)
     ranks[perm] = ranked
@@ -124,7 +125,7 @@ def rank_within_queries(scores, qid, *, method="ordinal"):
 def _tied_ranks(layout, scores_ranked, method):
     """Ranks of rows in ranked layout (queries in order, scores descending)."""
     ordinal = layout.index_in_query.astype(np.int64) + 1
-    runs = layout.runs(scores_ranked)
+    runs = tie_runs(layout, scores_ranked)
     if runs is None:  # no ties: every method gives the ordinal rank
         return ordinal.astype(np.float64) if method == "average" else ordinal
     starts, sizes = runs
@@ -204,7 +205,7 @@ def top_k(scores, qid, k=10):
         raise ValueError(f"k must be a positive integer, got k={k!r}.")
     scores = _check_scores(scores)
     layout = _layout(scores, qid)
-    perm = layout.rank_order(scores, tiebreak="stable")
+    perm = rank_order(layout, scores, tiebreak="stable")
     if k >= layout.max_size:
         return perm
     return perm[layout.index_in_query < k]

@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import GroupKFold
 
-from .._query import QueryLayout
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
+from ..utils._query_layout import QueryLayout
 from ..utils._routing import accepts_qid
 from ..utils._sklearn_compat import make_metadata_request, routing_enabled
 from ..utils._validation import check_n_jobs

@@ -4,7 +4,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._query import QueryLayout, check_qid, fitted_qid
+from ..rankers._base import fitted_qid
+from ..utils._query_layout import QueryLayout, check_qid
 from ..utils._sklearn_compat import StrOptions, _fit_context, validate_data
 from ..utils._validation import keep_fitted_state_on_error
 

@@ -27,16 +27,7 @@ from .._core._activations import ACTIVATIONS
 from .._core._build import FITTED_ATTRIBUTES, make_network, restore_network
 from .._core._mlp import LinearNetwork
 from .._core._solvers import SOLVERS, DivergenceError, check_finite
-from .._query import (
-    QueryLayout,
-    check_qid,
-    default_qid,
-    fitted_qid,
-    query_weights,
-    warn_implicit_query,
-)
 from ..losses import LOSSES
-from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._sklearn_compat import (
@@ -47,7 +38,8 @@ from ..utils._sklearn_compat import (
     _fit_context,
     validate_data,
 )
-from ..utils._validation import check_numeric, keep_fitted_state_on_error
+from ..utils._query_layout import QueryLayout, check_qid, default_qid
+from ..utils._validation import check_numeric, keep_fitted_state_on_error, query_weights
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
@@ -66,6 +58,56 @@ def layer_sizes(value):
     a :data:`LAYER_UNITS` (e.g. ``True``, or 0)."""
     sizes = (value,) if isinstance(value, Integral) else tuple(value)
     return sizes if all(LAYER_UNITS.is_satisfied_by(h) for h in sizes) else None
+
+
+# ----------------------------------------------------------------------
+# How an estimator treats qid (QueryNormalizer's too)
+
+#: ``fit`` with ``qid=None`` on more rows than this warns: one query of
+#: this many documents is rare in ranking data (LETOR and MSLR queries
+#: average 20 to 150 documents), while a forgotten ``qid`` is common.
+IMPLICIT_QUERY_MAX_ROWS = 100
+
+
+def warn_implicit_query(qid, n_samples, owner):
+    """Warn when ``fit`` got ``qid=None`` and more rows than one query usually has.
+
+    See :data:`IMPLICIT_QUERY_MAX_ROWS`.
+    """
+    if qid is None and n_samples > IMPLICIT_QUERY_MAX_ROWS:
+        warnings.warn(
+            f"{owner}.fit got qid=None, so all {n_samples} rows are treated as ONE "
+            "query. If they come from several queries, pass qid=... (with "
+            "scikit-learn's cross-validation or search tools, turn on metadata "
+            "routing, sklearn.set_config(enable_metadata_routing=True), or use "
+            "skrank.model_selection). To confirm one query, pass qid=np.zeros(n).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def fitted_qid(qid, n_samples, n_fit_queries, *, owner, method, strict):
+    """``qid`` validated for a method of an estimator fitted on ``n_fit_queries`` queries.
+
+    ``qid=None`` means one query (:func:`default_qid`). After a fit on
+    several queries that is almost always a forgotten ``qid``: with
+    ``strict`` (a score, which would be a plausible but wrong number) it
+    raises; otherwise (scores or features of a batch, which may be one
+    query) it warns.
+    """
+    if qid is None and n_fit_queries > 1 and n_samples > 1:
+        message = (
+            f"{owner} was fitted on {n_fit_queries} queries, but {method} got "
+            f"qid=None, which treats all {n_samples} rows as one query. Pass "
+            "qid=... (with scikit-learn's tools and a Pipeline, turn on metadata "
+            "routing: sklearn.set_config(enable_metadata_routing=True))"
+        )
+        if strict:
+            raise ValueError(
+                message + "; to score the rows as one query, pass qid=np.zeros(n)."
+            )
+        warnings.warn(message + ".", UserWarning, stacklevel=3)
+    return default_qid(qid, n_samples)
 
 
 @dataclass
@@ -186,15 +228,17 @@ class BaseRanker(BaseEstimator):
             validation, train = None, np.arange(layout.n_queries)
         rows, train_layout = _query_rows(layout, train)
         y_train = y if rows is None else y[rows]
-        state = loss.prepare(y_train, train_layout, random_state=loss_seed)
+        train_weight = None
         if weights is not None:
-            train_weights = weights[train]
-            if not np.any(train_weights > 0):
+            if not np.any(weights[train] > 0):
                 raise ValueError(
                     "sample_weight is zero for every training query (the others are "
                     "held out for early stopping): nothing would be learnt."
                 )
-            state.per_query[QUERY_WEIGHT] = _unit_mean(train_weights)
+            train_weight = np.asarray(sample_weight)
+            train_weight = train_weight if rows is None else train_weight[rows]
+        state = loss.prepare(y_train, train_layout, sample_weight=train_weight,
+                             random_state=loss_seed)
         if solver.needs_train_metric:
             # raises if the metric cannot score y; a training set without signal
             # has already been warned about by _check_labels
@@ -469,18 +513,6 @@ def _largest_abs(X):
     """The largest absolute value of a dense or sparse ``X`` (0 when it stores none)."""
     values = X.data if sp.issparse(X) else X
     return float(np.abs(values).max()) if values.size else 0.0
-
-
-def _unit_mean(weights):
-    """Query weights divided by their mean, exactly 1 where they are all equal.
-
-    Divided by their largest value first, so that no sum overflows (weights
-    of 1e308) or loses its precision (weights of 1e-320): a weighted mean of
-    the query losses does not depend on the scale of the weights, and
-    constant weights of any size give the unweighted fit exactly.
-    """
-    weights = weights / weights.max()
-    return weights / weights.mean()
 
 
 def _total(weights):

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["check_n_jobs", "check_numeric", "keep_fitted_state_on_error"]
+__all__ = ["check_n_jobs", "check_numeric", "keep_fitted_state_on_error", "query_weights"]
 
 #: What ``validate_data(..., reset=True)`` writes before a fit has succeeded.
 _RESET_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
@@ -128,3 +128,53 @@ def check_n_jobs(n_jobs, n_tasks):
             "or -1 for all CPUs; got n_jobs=0."
         )
     return int(min(n_jobs, max(n_tasks, 1)))
+
+
+def query_weights(sample_weight, layout, *, name="sample_weight"):
+    """Per-query weights from per-row weights that are constant within each query.
+
+    Ranking weights are query weights (as in LightGBM and XGBoost): every
+    row of a query carries its query's weight, so that scikit-learn's tools,
+    which slice per-row arrays with the rows, can pass them on.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,)
+        Weight of each row, in the row order of ``layout``: finite,
+        non-negative, the same for all rows of a query, not all zero.
+    layout : QueryLayout
+        The queries of the rows.
+    name : str, default="sample_weight"
+        Name used in error messages.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_queries,)
+        Weight of each query, in query order.
+    """
+    weight = np.asarray(sample_weight)
+    if weight.ndim != 1 or weight.shape[0] != layout.n_samples:
+        raise ValueError(
+            f"{name} must be a 1-D array with one weight per row ({layout.n_samples}); "
+            f"got shape {weight.shape}."
+        )
+    if weight.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers; got dtype {weight.dtype}.")
+    weight = weight.astype(np.float64)
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+        raise ValueError(f"{name} must be finite and non-negative; got values from "
+                         f"{float(weight.min())!r} to {float(weight.max())!r}.")
+    sorted_weight = layout.to_sorted(weight)
+    per_query = layout.max(sorted_weight)
+    lowest = layout.min(sorted_weight)
+    varying = np.flatnonzero(lowest != per_query)
+    if varying.size:
+        q = int(varying[0])
+        raise ValueError(
+            f"{name} weighs whole queries, so it must be the same for all rows of a "
+            f"query; query {layout.unique_qid[q].item()!r} has weights from "
+            f"{float(lowest[q])!r} to {float(per_query[q])!r}."
+        )
+    if not np.any(per_query > 0):
+        raise ValueError(f"{name} is zero for every query: nothing would count.")
+    return per_query

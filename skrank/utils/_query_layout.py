@@ -1,0 +1,635 @@
+"""The query layout: rows grouped by query id, in the one place that groups them.
+
+Every module that needs per-query work (metrics, losses, per-query
+normalisation, splitting checks) builds a :class:`QueryLayout` from ``qid``
+and uses its methods instead of grouping rows itself. The padded blocks of
+queries live in :mod:`skrank.utils._query_blocks`, the ranking of rows inside
+their queries in :mod:`skrank.metrics._query_ranking`.
+"""
+
+import numbers
+from collections.abc import Mapping
+from functools import cached_property
+
+import numpy as np
+
+__all__ = ["QueryLayout", "as_layout", "check_qid", "default_qid", "stable_argsort_codes"]
+
+
+def check_qid(qid, n_samples=None, *, name="qid"):
+    """Validate a per-row array of query ids.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        Query id of each row: integers, integral floats or strings.
+    n_samples : int, default=None
+        Expected number of rows. ``None`` skips the length check.
+    name : str, default="qid"
+        Name used in error messages.
+
+    Returns
+    -------
+    qid : ndarray of shape (n_samples,)
+        The ids as an integer or string array.
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not 1-D, has the wrong length, is empty, or holds NaN,
+        non-integral floats or integers outside the int64 range.
+    TypeError
+        If ``qid`` is None or holds values that are neither integers nor
+        strings.
+    """
+    if qid is None:
+        raise TypeError(
+            f"{name} is required: pass one query id per row, got {name}=None."
+        )
+    if isinstance(qid, (str, bytes)) or np.isscalar(qid):
+        raise ValueError(
+            f"{name} must be a 1-D array with one query id per row, "
+            f"got the scalar {qid!r}."
+        )
+    arr = np.asarray(qid)
+    if arr.dtype.kind in "US" and not isinstance(qid, np.ndarray):
+        # numpy turns [1, 1, "1", "1"] into strings, merging the int 1 and the
+        # str "1" into one query: check the values as given
+        values = np.asarray(qid, dtype=object).ravel()
+        kind = str if arr.dtype.kind == "U" else bytes
+        mixed = [v for v in values if not isinstance(v, kind)]
+        if mixed:
+            raise TypeError(
+                f"{name} must hold integers or strings of one kind; got a mix, with "
+                f"{mixed[0]!r} of type {type(mixed[0]).__name__} beside "
+                f"{kind.__name__} values."
+            )
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D array with one query id per row, "
+            f"got an array of shape {arr.shape}."
+        )
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must have one entry per row: expected {n_samples} entries, "
+            f"got {arr.shape[0]}."
+        )
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: at least one row is required.")
+
+    if arr.dtype.kind == "f" and not isinstance(qid, np.ndarray):
+        # numpy turns a list of Python ints beyond int64 ([2**64 - 1, 1]) into
+        # floats: check the values as given
+        values = np.asarray(qid, dtype=object)
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+               for v in values):
+            arr = values
+    kind = arr.dtype.kind
+    if kind == "O":
+        first = arr[0]
+        if all(isinstance(v, str) for v in arr):
+            arr = arr.astype(str)
+        elif all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
+        ):
+            arr = _integer_ids(arr, name)
+        else:
+            raise TypeError(
+                f"{name} must hold integers or strings of one kind; got an "
+                f"object array with values such as {first!r} of type "
+                f"{type(first).__name__}."
+            )
+    elif kind == "f":
+        if np.isnan(arr).any():
+            raise ValueError(f"{name} contains NaN; every row needs a query id.")
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            bad = arr[(~np.isfinite(arr)) | (arr != np.round(arr))][0]
+            raise ValueError(
+                f"{name} must hold integer or string ids; got the non-integral "
+                f"value {float(bad)!r}."
+            )
+        if np.abs(arr).max() > 2**53:
+            bad = arr[np.abs(arr) > 2**53][0]
+            raise ValueError(
+                f"{name} holds the float {float(bad)!r}, beyond 2**53 where "
+                "floats no longer represent integer ids exactly; pass integer "
+                "ids."
+            )
+        arr = arr.astype(np.int64)
+    elif kind == "b" or (kind == "i" and arr.dtype.itemsize < 8):
+        arr = arr.astype(np.int64)
+    elif kind == "u" and arr.dtype.itemsize < 8:
+        arr = arr.astype(np.uint64)
+    elif kind not in "iuUS":
+        raise TypeError(
+            f"{name} must hold integer or string ids, got dtype {arr.dtype}."
+        )
+    return arr
+
+
+def _integer_ids(values, name):
+    """Python integers as an int64 array (uint64 if they need it), or a ValueError."""
+    low, high = min(values), max(values)
+    if -(2**63) <= low and high < 2**63:
+        return values.astype(np.int64)
+    if 0 <= low and high < 2**64:
+        return values.astype(np.uint64)
+    if low < -(2**63) or high >= 2**64:
+        bad = low if low < -(2**63) else high
+        problem = f"the integer {bad!r}, beyond the 64-bit integers"
+    else:
+        problem = f"both {low!r} and {high!r}, which no one 64-bit integer type holds"
+    raise ValueError(
+        f"{name} holds {problem} (int64: [-2**63, 2**63), uint64: [0, 2**64)); "
+        "pass smaller integers or strings."
+    )
+
+
+def default_qid(qid, n_samples, *, name="qid"):
+    """``qid`` validated, or one query for all rows when it is None.
+
+    The one place where "qid=None means one query" is spelled out.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,) or None
+        Query id of each row.
+    n_samples : int
+        Number of rows.
+    name : str, default="qid"
+        Name used in error messages.
+
+    Returns
+    -------
+    qid : ndarray of shape (n_samples,)
+    """
+    if qid is None:
+        return np.zeros(n_samples, dtype=np.int64)
+    return check_qid(qid, n_samples, name=name)
+
+
+def _encode(qid):
+    """Sorted unique ids and the index of each row's id among them.
+
+    Integer ids spanning a range not much larger than the number of rows are
+    encoded with a lookup table in linear time; other ids go through
+    ``np.unique``.
+    """
+    if qid.dtype.kind in "iu":
+        # (64-bit ids: check_qid upcasts; qid >= lo so qid - lo cannot wrap)
+        lo, hi = qid.min(), qid.max()
+        if int(hi) - int(lo) <= 4 * qid.shape[0]:
+            offset = (qid - lo).astype(np.intp)
+            present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
+            present[offset] = True
+            lookup = np.cumsum(present) - 1
+            return np.flatnonzero(present).astype(qid.dtype) + lo, lookup[offset]
+    unique, codes = np.unique(qid, return_inverse=True)
+    return unique, codes.reshape(-1)
+
+
+def stable_argsort_codes(codes, n_codes):
+    """Stable argsort of small non-negative integer codes (radix where possible)."""
+    if n_codes <= np.iinfo(np.uint16).max:
+        return np.argsort(codes.astype(np.uint16, copy=False), kind="stable")
+    return np.argsort(codes, kind="stable")
+
+
+class QueryLayout:
+    """Rows grouped by query id: what the losses take besides the labels.
+
+    A layout is built once from the query id of every row and then gives the
+    per-query bookkeeping: the queries' sizes and offsets, moving arrays
+    between the rows' own order and an order grouped by query, and per-query
+    reductions. Every public method of :mod:`skrank.losses` that takes a
+    layout also takes the query ids themselves; building the layout once and
+    passing it saves grouping the rows again.
+
+    Conventions: queries are numbered ``0 .. n_queries - 1`` in the order of
+    their sorted distinct ids (``unique_qid``), and every per-query array is
+    in that order. *Sorted order* is the rows stably sorted by query,
+    ``a[order]``: the rows of query ``i`` are ``offsets[i]:offsets[i + 1]``,
+    in their original relative order. Rows of one query need not be
+    contiguous or sorted; when they are already grouped in increasing id,
+    sorted order is row order and ``order`` is None.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        Query id of each row: integers, integral floats or strings (not a
+        mix), as a ranker's ``qid``.
+    n_samples : int, default=None
+        Expected number of rows, checked against ``len(qid)``; None skips
+        the check.
+
+    Attributes
+    ----------
+    qid : ndarray of shape (n_samples,)
+        The validated ids, in row order.
+    unique_qid : ndarray of shape (n_queries,)
+        Sorted distinct ids; query ``i`` is ``unique_qid[i]``.
+    order : ndarray of shape (n_samples,) or None
+        Stable permutation that sorts the rows by query; None when the rows
+        are already sorted (then sorted order is row order).
+    offsets : ndarray of shape (n_queries + 1,)
+        Query ``i`` occupies ``offsets[i]:offsets[i + 1]`` in sorted order.
+    sizes : ndarray of shape (n_queries,)
+        Number of rows of each query.
+    n_samples : int
+        Number of rows.
+    n_queries : int
+        Number of queries.
+    max_size : int
+        Number of rows of the largest query.
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not 1-D, is empty, does not have ``n_samples`` entries,
+        or holds NaN, non-integral floats or integers beyond 64 bits.
+    TypeError
+        If ``qid`` is None or holds values that are neither integers nor
+        strings, or a mix of both.
+
+    See Also
+    --------
+    skrank.losses.ListwiseLoss.prepare : Takes the query ids or their layout.
+
+    Examples
+    --------
+    >>> from skrank.utils import QueryLayout
+    >>> layout = QueryLayout(["b", "a", "b", "a", "a"])
+    >>> layout.unique_qid
+    array(['a', 'b'], dtype='<U1')
+    >>> layout.sizes
+    array([3, 2])
+    >>> layout.to_sorted([10, 20, 30, 40, 50])  # the rows of "a", then of "b"
+    array([20, 40, 50, 10, 30])
+    >>> layout.sum(layout.to_sorted([10, 20, 30, 40, 50]))  # one sum per query
+    array([110,  40])
+    """
+
+    def __init__(self, qid, n_samples=None):
+        qid = check_qid(qid, n_samples)
+        self.qid = qid
+        n = qid.shape[0]
+        if n == 1 or np.all(qid[1:] >= qid[:-1]):
+            # Already sorted: no sort needed (the common case for LETOR files).
+            new = np.empty(n, dtype=bool)
+            new[0] = True
+            np.not_equal(qid[1:], qid[:-1], out=new[1:])
+            starts = np.flatnonzero(new)
+            self.unique_qid = qid[starts]
+            self.order = None
+        else:
+            self.unique_qid, codes = _encode(qid)
+            self.__dict__["codes"] = codes  # seeds the cached property
+            self.order = stable_argsort_codes(codes, len(self.unique_qid))
+            sizes = np.bincount(codes, minlength=len(self.unique_qid))
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        self.n_samples = n
+        self.n_queries = len(self.unique_qid)
+        self.offsets = np.append(starts, n).astype(np.intp)
+        self.sizes = np.diff(self.offsets)
+        self.max_size = int(self.sizes.max())
+
+    @classmethod
+    def from_sizes(cls, sizes, unique_qid=None):
+        """Layout of rows already grouped by query, from the sizes of the queries.
+
+        For bookkeeping inside a fit (e.g. a mini-batch of whole queries): the
+        ids are not validated and the per-row ``qid`` is only built if asked
+        for, so construction costs O(n_queries).
+
+        Parameters
+        ----------
+        sizes : array-like of int, shape (n_queries,)
+            Positive number of rows of each query, in row order.
+        unique_qid : ndarray of shape (n_queries,), default=None
+            Id of each query (sorted and distinct); None numbers them 0, 1, ...
+
+        Returns
+        -------
+        layout : QueryLayout
+            Its ``order`` is None: sorted order is row order.
+        """
+        layout = cls.__new__(cls)
+        sizes = np.asarray(sizes, dtype=np.intp)
+        layout.unique_qid = np.arange(len(sizes)) if unique_qid is None else unique_qid
+        layout.order = None
+        layout.offsets = np.zeros(len(sizes) + 1, dtype=np.intp)
+        np.cumsum(sizes, out=layout.offsets[1:])
+        layout.sizes = sizes
+        layout.n_samples = int(layout.offsets[-1])
+        layout.n_queries = len(sizes)
+        layout.max_size = int(sizes.max())
+        return layout
+
+    @cached_property
+    def qid(self):
+        """The query id of each row, in row order."""
+        return self.expand(self.unique_qid)
+
+    # ------------------------------------------------------------------
+    # Moving between row order and sorted order
+    @property
+    def starts(self):
+        """Start of each query in sorted order, shape (n_queries,): ``offsets[:-1]``."""
+        return self.offsets[:-1]
+
+    @cached_property
+    def codes(self):
+        """Query number of each row, in row order, shape (n_samples,)."""
+        return self.to_rows(self.sorted_codes)
+
+    @cached_property
+    def sorted_codes(self):
+        """Query number of each row in sorted order, shape (n_samples,)."""
+        return np.repeat(np.arange(self.n_queries), self.sizes)
+
+    @cached_property
+    def index_in_query(self):
+        """0-based index of each row inside its query, in sorted order.
+
+        ``index_in_query[offsets[i] + r] == r``; for rows ranked inside their
+        query it is the 0-based rank.
+        """
+        if self.max_size * self.n_queries == self.n_samples:  # equal sizes
+            return np.tile(np.arange(self.max_size), self.n_queries)
+        return np.arange(self.n_samples) - np.repeat(self.starts, self.sizes)
+
+    def to_sorted(self, a):
+        """The rows of an array in sorted order.
+
+        Parameters
+        ----------
+        a : array-like of shape (n_samples, ...)
+            Values in row order (along the first axis).
+
+        Returns
+        -------
+        a_sorted : ndarray of shape (n_samples, ...)
+            ``a[order]``; ``a`` itself (as an array) when ``order`` is None.
+        """
+        a = np.asarray(a)
+        return a if self.order is None else a[self.order]
+
+    def to_rows(self, a_sorted):
+        """The rows of an array in sorted order back in row order (the inverse of :meth:`to_sorted`).
+
+        Parameters
+        ----------
+        a_sorted : array-like of shape (n_samples, ...)
+            Values in sorted order (along the first axis).
+
+        Returns
+        -------
+        a : ndarray of shape (n_samples, ...)
+            The values in row order; ``a_sorted`` itself (as an array) when
+            ``order`` is None.
+        """
+        a_sorted = np.asarray(a_sorted)
+        if self.order is None:
+            return a_sorted
+        out = np.empty_like(a_sorted)
+        out[self.order] = a_sorted
+        return out
+
+    def expand(self, per_query):
+        """A per-query array repeated over the rows of each query, in sorted order.
+
+        Parameters
+        ----------
+        per_query : array-like of shape (n_queries, ...)
+            One value (along the first axis) per query.
+
+        Returns
+        -------
+        per_row : ndarray of shape (n_samples, ...)
+            ``per_query[i]`` at the sorted positions of the rows of query ``i``.
+        """
+        return np.repeat(np.asarray(per_query), self.sizes, axis=0)
+
+    def select(self, queries):
+        """The rows of some queries, grouped, and their layout.
+
+        Parameters
+        ----------
+        queries : array-like of int
+            Distinct query numbers (indices into ``unique_qid``), in any order.
+
+        Returns
+        -------
+        positions : ndarray of shape (n_selected_rows,)
+            Sorted-order positions of the selected rows, query by query in
+            increasing query number (within a query, in sorted order).
+        layout : QueryLayout
+            Layout of those rows taken in that order (already grouped, so its
+            ``order`` is None); its ids are the selected ``unique_qid``.
+
+        Raises
+        ------
+        ValueError
+            If ``queries`` is empty, not 1-D integers, or holds a number twice
+            or outside ``[0, n_queries)``.
+        """
+        queries = np.asarray(queries)
+        if queries.ndim != 1 or queries.size == 0 or queries.dtype.kind not in "iu":
+            raise ValueError(
+                f"queries must be a non-empty 1-D array of query numbers; got {queries!r}."
+            )
+        queries = np.sort(queries)
+        if queries[0] < 0 or queries[-1] >= self.n_queries or np.any(
+            queries[1:] == queries[:-1]
+        ):
+            raise ValueError(
+                f"queries must be distinct query numbers in [0, {self.n_queries}); "
+                f"got {queries!r}."
+            )
+        positions, sizes = self.query_positions(queries)
+        return positions, QueryLayout.from_sizes(sizes, self.unique_qid[queries])
+
+    def ranges(self, max_rows):
+        """Consecutive query ranges of at most ``max_rows`` rows each.
+
+        For work done in chunks of queries within a memory budget: the
+        ranges ``(lo, hi)`` cover queries ``0 .. n_queries - 1`` in order,
+        each holding the rows ``offsets[lo]:offsets[hi]`` of sorted order; a
+        query larger than ``max_rows`` is a range of its own.
+
+        Parameters
+        ----------
+        max_rows : int
+            Most rows of a range (at least 1).
+
+        Yields
+        ------
+        lo, hi : int
+            Queries ``lo .. hi - 1``.
+        """
+        max_rows = max(int(max_rows), 1)
+        if self.n_samples <= max_rows:  # the common case: one range
+            yield 0, self.n_queries
+            return
+        offsets, lo = self.offsets, 0
+        while lo < self.n_queries:
+            hi = int(np.searchsorted(offsets, offsets[lo] + max_rows, side="right")) - 1
+            hi = min(max(hi, lo + 1), self.n_queries)
+            yield lo, hi
+            lo = hi
+
+    def part(self, lo, hi):
+        """Layout of the consecutive queries ``lo .. hi - 1`` (a range of :meth:`ranges`).
+
+        Its rows are ``offsets[lo]:offsets[hi]`` of sorted order, grouped; its
+        ids are those queries' ids, so per-query draws
+        (:func:`skrank.losses.query_uniforms`) are the same on the part as on
+        the whole layout.
+
+        Parameters
+        ----------
+        lo, hi : int
+            The first query and one past the last, ``0 <= lo < hi <= n_queries``.
+
+        Returns
+        -------
+        layout : QueryLayout
+            Its ``order`` is None: sorted order is row order.
+        """
+        return QueryLayout.from_sizes(self.sizes[lo:hi], self.unique_qid[lo:hi])
+
+    def query_positions(self, queries):
+        """Sorted-order positions of the rows of some queries, in the order given.
+
+        Unchecked (for callers that draw ``queries`` themselves, such as a
+        permutation of all queries per epoch); :meth:`select` is the checked
+        form.
+
+        Parameters
+        ----------
+        queries : ndarray of int
+            Distinct query numbers, in any order.
+
+        Returns
+        -------
+        positions : ndarray of shape (n_selected_rows,)
+            The rows of ``queries[0]``, then those of ``queries[1]``, ...
+        sizes : ndarray of shape (len(queries),)
+            The sizes of those queries.
+        """
+        sizes = self.sizes[queries]
+        new_starts = np.cumsum(sizes) - sizes
+        positions = np.arange(int(sizes.sum())) + np.repeat(
+            self.offsets[queries] - new_starts, sizes
+        )
+        return positions, sizes
+
+    # ------------------------------------------------------------------
+    # Per-query reductions of arrays in sorted order
+    def reduce(self, ufunc, a_sorted):
+        """A ufunc's reduction over the rows of each query.
+
+        Parameters
+        ----------
+        ufunc : numpy.ufunc
+            A binary ufunc, such as ``np.add`` or ``np.maximum``.
+        a_sorted : array-like of shape (n_samples, ...)
+            Values in sorted order (along the first axis).
+
+        Returns
+        -------
+        per_query : ndarray of shape (n_queries, ...)
+            ``ufunc.reduceat`` over each query, along the first axis.
+        """
+        return ufunc.reduceat(np.asarray(a_sorted), self.starts, axis=0)
+
+    _REDUCTION_DOC = """Per-query {} of an array in sorted order.
+
+        Parameters
+        ----------
+        a_sorted : array-like of shape (n_samples, ...)
+            Values in sorted order (along the first axis).
+
+        Returns
+        -------
+        per_query : ndarray of shape (n_queries, ...)
+        """
+
+    def sum(self, a_sorted):
+        return self.reduce(np.add, a_sorted)
+
+    def max(self, a_sorted):
+        return self.reduce(np.maximum, a_sorted)
+
+    def min(self, a_sorted):
+        return self.reduce(np.minimum, a_sorted)
+
+    def mean(self, a_sorted):
+        s = self.sum(a_sorted)
+        return s / self.sizes.reshape((-1,) + (1,) * (s.ndim - 1))
+
+    sum.__doc__ = _REDUCTION_DOC.format("sum")
+    max.__doc__ = _REDUCTION_DOC.format("maximum")
+    min.__doc__ = _REDUCTION_DOC.format("minimum")
+    mean.__doc__ = _REDUCTION_DOC.format("mean")
+    del _REDUCTION_DOC
+
+    def cumsum(self, a_sorted):
+        """Cumulative sum inside each query of an array in sorted order.
+
+        Parameters
+        ----------
+        a_sorted : array-like of shape (n_samples, ...)
+            Values in sorted order (along the first axis).
+
+        Returns
+        -------
+        cumsum : ndarray of shape (n_samples, ...)
+            At the sorted position of each row, the sum of the values of its
+            query's rows up to and including it.
+        """
+        total = np.cumsum(a_sorted, axis=0)
+        before = total[self.starts] - np.asarray(a_sorted)[self.starts]
+        return total - self.expand(before)
+
+
+def as_layout(layout, n_samples=None, *, name="layout"):
+    """A :class:`QueryLayout`, given one or the per-row query ids to build it from.
+
+    What the public functions that group rows by query (the losses'
+    ``prepare``, :func:`~skrank.losses.query_uniforms`) accept: the query
+    ids, as ``fit``'s ``qid``, or a layout built from them once and reused.
+
+    Parameters
+    ----------
+    layout : array-like of shape (n_samples,) or QueryLayout
+        Query id of each row (see :func:`check_qid`), or their layout.
+    n_samples : int, default=None
+        Expected number of ids (e.g. ``len(y)``); None skips the check. A
+        QueryLayout is returned as it is: its users check their arrays
+        against its ``n_samples``.
+    name : str, default="layout"
+        Name used in error messages.
+
+    Returns
+    -------
+    layout : QueryLayout
+        ``layout`` itself when it is one.
+
+    Raises
+    ------
+    TypeError
+        If ``layout`` is neither a QueryLayout nor an array-like of ids
+        (e.g. None, a dict, a string or a number).
+    ValueError
+        If the number of ids is not ``n_samples``, or the ids are invalid.
+    """
+    if isinstance(layout, QueryLayout):
+        return layout
+    if (layout is None or isinstance(layout, (str, bytes, Mapping))
+            or np.ndim(layout) == 0):
+        raise TypeError(
+            f"{name} must be an array of query ids (one per row) or a QueryLayout; "
+            f"got {type(layout).__name__} {layout!r:.80}."
+        )
+    return QueryLayout(check_qid(layout, n_samples, name=name))
