@@ -1,13 +1,46 @@
-"""Shared fixtures: the LETOR data beside the repository, seeds, metadata routing."""
+"""Shared fixtures: the LETOR data beside the repository, optional packages, seeds,
+metadata routing, one BLAS thread."""
 
+import importlib
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import sklearn
+from threadpoolctl import threadpool_limits
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _skip_or_fail_in_ci(message):
+    """Skip the test for want of something it needs; fail it instead under ``CI=true``.
+
+    CI installs every extra the suite uses and has the LETOR data beside the
+    repository, so there a missing one is a broken setup, not a reason to skip.
+    """
+    __tracebackhide__ = True  # reported where the test or fixture asked
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread():
+    """Run the tests, and the Python processes they start, with one BLAS thread.
+
+    The tests fit on small data, where BLAS threads only cost: starting and
+    spin-waiting on every small product and factorisation (L-BFGS-B's, the
+    networks' layers) took about half the suite's CPU time on the 2-core
+    machines, and more than doubled its wall time when other processes shared
+    the cores. The variables reach the subprocesses (README's code, ``python -m
+    skrank``); worker processes of ``n_jobs`` get their limits from joblib.
+    """
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+            env.setenv(name, "1")
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
 
 
 def _shared_data_dir():
@@ -26,26 +59,36 @@ def shared_data():
             f"LETOR data not found at {path}; set SKRANK_SHARED_DATA or place "
             "shared/data beside the repository."
         )
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        _skip_or_fail_in_ci(message)
     return path
 
 
 @pytest.fixture(scope="session")
-def pytrec_eval():
+def installed():
+    """``installed(module, extra)``: the imported module, or a skip (a failure in CI).
+
+    For the optional packages of pyproject.toml's extras: without ``module``
+    the test skips, naming the ``extra`` that installs it; under ``CI=true``,
+    where every extra is installed, it fails.
+    """
+
+    def require(module, extra):
+        __tracebackhide__ = True
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            _skip_or_fail_in_ci(
+                f"{module} is not installed ({exc}); install the {extra} extra "
+                f"(pip install '.[{extra}]')."
+            )
+
+    return require
+
+
+@pytest.fixture(scope="session")
+def pytrec_eval(installed):
     """The ``pytrec_eval`` module (trec_eval); fails (not skips) in CI without it."""
-    try:
-        import pytrec_eval
-    except ImportError:
-        message = (
-            "pytrec_eval is not installed; install the test extra "
-            "(pip install '.[test]') to compare the metrics with trec_eval."
-        )
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return pytrec_eval
+    return installed("pytrec_eval", "test")
 
 
 @pytest.fixture

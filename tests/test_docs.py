@@ -57,8 +57,10 @@ def test_examples_are_found():
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_example_runs(path, capsys, monkeypatch):
-    monkeypatch.setenv("MPLBACKEND", "Agg")  # no display
+def test_example_runs(path, capsys, monkeypatch, installed):
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # no display (read by matplotlib's import)
+    if re.search(r"^\s*(import|from) matplotlib\b", path.read_text(), flags=re.M):
+        installed("matplotlib", "examples")  # skips without it, fails under CI=true
     runpy.run_path(str(path), run_name="__main__")
     assert capsys.readouterr().out
 
@@ -154,25 +156,15 @@ def test_docs_command_is_in_readme_and_ci():
     assert f"\n{DOCS_COMMAND}\n" in ci
 
 
-def _sphinx_or_skip():
-    try:
-        import numpydoc  # noqa: F401
-        import sphinx  # noqa: F401
-        import sphinx_gallery  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI", "").lower() == "true":
-            raise  # CI installs the docs extra: the build must run there
-        pytest.skip("the docs extra (sphinx, numpydoc, sphinx-gallery) is not installed")
-
-
 @pytest.mark.slow
-def test_docs_build_without_warnings(tmp_path):
+def test_docs_build_without_warnings(tmp_path, installed):
     """README's docs command, without running the gallery (its scripts run above).
 
     Warnings are errors: a broken cross-reference, a docstring numpydoc cannot
     parse or fails to validate, or a bad page fails the build.
     """
-    _sphinx_or_skip()
+    for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme"):
+        installed(module, "docs")  # CI installs the docs extra: the build runs there
     import importlib
 
     out = tmp_path / "html"

@@ -5,9 +5,12 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.special import log_softmax, softmax
 
-from skrank.losses import LOSSES, BoltzRankLoss, ListNetLoss, query_uniforms
+from skrank.losses import (
+    LOSSES, BoltzRankLoss, ListNetLoss, LogRankLoss, SoftRankLoss, query_uniforms,
+)
 from skrank.losses._base import query_bits
 from skrank.metrics import make_ranking_scorer
+from skrank.rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from skrank.utils import QueryLayout
 
 LOSS_NAMES = sorted(LOSSES)
@@ -49,10 +52,17 @@ def _evaluate(loss, y, s, qid, seed=0):
     return loss.value_and_grad(s, state)
 
 
-def test_registry_names_match():
-    assert LOSS_NAMES  # at least ListNet
-    for name, cls in LOSSES.items():
-        assert cls.name == name
+def test_each_ranker_builds_the_loss_of_its_algorithm():
+    """A ranker looks its loss up in LOSSES by name: it gets the loss of its algorithm.
+
+    That every loss class is registered is test_bad_input's
+    test_every_registered_loss_is_public.
+    """
+    expected = {ListNetRanker: ListNetLoss, SoftRankRanker: SoftRankLoss,
+                BoltzRankRanker: BoltzRankLoss, LogRankRanker: LogRankLoss}
+    assert set(expected.values()) == set(LOSSES.values())  # every loss has its ranker
+    for ranker_class, loss_class in expected.items():
+        assert type(ranker_class()._make_loss()) is loss_class, ranker_class.__name__
 
 
 def test_finite_difference_gradient(loss, rng):
@@ -213,14 +223,22 @@ def _prepared_arrays(state):
             **{f"query:{k}": v for k, v in state.per_query.items()}}
 
 
-def test_same_seed_same_state(loss, rng):
+def test_the_seed_alone_fixes_the_state(loss, rng):
+    """The same seed, the same state; another seed, another state if the loss samples.
+
+    A loss that does not sample (``sampling`` False) has a state that no seed
+    changes; one that does draws it from the seed, not from global state.
+    """
     y, _, qid = _data(rng)
     layout = QueryLayout(qid)
     a = _prepared_arrays(loss.prepare(y, layout, random_state=7))
     b = _prepared_arrays(loss.prepare(y, layout, random_state=7))
-    assert a.keys() == b.keys()
+    other = _prepared_arrays(loss.prepare(y, layout, random_state=8))
+    assert a.keys() == b.keys() == other.keys()
     for key in a:
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    changed = [key for key in a if not np.array_equal(a[key], other[key])]
+    assert bool(changed) == loss.sampling, changed
 
 
 def test_query_subset_same_state_for_those_queries(loss, rng):
