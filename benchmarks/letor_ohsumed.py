@@ -11,7 +11,7 @@ LETOR 3.0 evaluation script), with the mean seconds per fit. Seeds are fixed,
 so a run is reproducible. The protocol itself is
 :func:`skrank._compare.run_letor` (run by :func:`letor`, one fold per
 worker); a new ranker takes part by registering in
-:data:`skrank._compare.RANKERS` and, for a larger grid than the job's, in
+:data:`skrank.rankers._registry.RANKERS` and, for a larger grid than the job's, in
 :data:`GRIDS` here.
 
 LogRank (Dubey et al., ICDM 2009) takes part as its ten models: MLE and the
@@ -74,7 +74,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
 
-import skrank._compare as _compare
+import skrank.rankers._registry as _registry
 from skrank import (
     ListNetRanker,
     LogRankRanker,
@@ -85,7 +85,8 @@ from skrank import (
     map_score,
     ndcg_score,
 )
-from skrank._compare import COLUMNS, LETOR_NDCG10, RankerEntry, format_table, run_letor
+from skrank._compare import COLUMNS, LETOR_NDCG10, format_table, run_letor
+from skrank.rankers._registry import RankerEntry
 
 from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
 
@@ -109,19 +110,20 @@ def _logrank_maker(objective, gain):
 
 
 def register_logrank():
-    """Add the ten LogRank models to :data:`skrank._compare.RANKERS` (idempotent).
+    """Add the ten LogRank models to :data:`skrank.rankers._registry.RANKERS` (idempotent).
 
     Called at import, and again in each worker of :func:`letor`: joblib's
-    workers import ``skrank._compare`` afresh, without what this script added.
+    workers import ``skrank.rankers._registry`` afresh, without what this
+    script added.
     """
-    _compare.RANKERS.update({
+    _registry.RANKERS.update({
         name: RankerEntry(_logrank_maker(objective, gain), LOGRANK_GRID)
         for name, (objective, gain) in LOGRANK_MODELS.items()
     })
 
 
 register_logrank()
-RANKERS = _compare.RANKERS
+RANKERS = _registry.RANKERS
 
 #: Grids of this benchmark (rankers not listed use their registered grid).
 GRIDS = {
@@ -316,15 +318,15 @@ _MAKERS = {}
 def reseed(seed):
     """Make every registered ranker with ``random_state=seed``.
 
-    Changes :data:`skrank._compare.RANKERS` itself (the module's attribute):
+    Changes :data:`skrank.rankers._registry.RANKERS` itself (the module's attribute):
     a worker receives this script's functions by value, with a copy of
     :data:`RANKERS`, while the protocol looks the rankers up in the module.
     """
-    for name, entry in list(_compare.RANKERS.items()):
+    for name, entry in list(_registry.RANKERS.items()):
         def make(_make=_MAKERS.setdefault(name, entry.make), **params):
             est = _make(**params)
             return est.set_params(random_state=seed) if "random_state" in est.get_params() else est
-        _compare.RANKERS[name] = RankerEntry(make, entry.grid)
+        _registry.RANKERS[name] = RankerEntry(make, entry.grid)
 
 
 def _letor_worker(names, folds, grids, seed):
@@ -340,7 +342,7 @@ def letor(names, folds, *, log, grids, n_jobs, seed=0):
 
     Same results and log as ``run_letor(names, folds, log=log, grids=grids,
     n_jobs=n_jobs)``, whose workers would look the models up in a fresh
-    ``skrank._compare.RANKERS`` that never had them: here each worker
+    ``skrank.rankers._registry.RANKERS`` that never had them: here each worker
     registers them and runs ``run_letor`` on one fold. ``seed`` is every
     ranker's ``random_state``.
     """

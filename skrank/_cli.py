@@ -38,7 +38,6 @@ import numpy as np
 
 from . import __version__
 from ._compare import (
-    RANKERS,
     DataError,
     _letor_folds,
     check_labels,
@@ -48,6 +47,7 @@ from ._compare import (
 )
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
+from .rankers._registry import RANKERS
 from .utils._routing import accepts_qid, predict_scores
 
 __all__ = ["main"]

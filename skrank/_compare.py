@@ -1,27 +1,23 @@
-"""The comparison behind ``python -m skrank compare``, and the ranker registry.
+"""The comparison behind ``python -m skrank compare``.
 
-Every ranker of the package registers itself in :data:`RANKERS` with a
-factory and a small hyperparameter grid (used by the LETOR protocol); a
-pointwise Ridge regression is the baseline. ``python -m skrank fit`` builds
-its rankers from the same registry. The command line itself is in
-:mod:`skrank._cli`.
+Grouped cross-validation and the LETOR protocol over the rankers of
+:data:`skrank.rankers._registry.RANKERS`, and the table they print. The
+command line itself is in :mod:`skrank._cli`, which imports this module.
 """
 
 import inspect
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Ridge
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.parallel import Parallel, delayed
 
 from .datasets import load_letor_fold
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
-from .rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
+from .rankers._registry import RANKERS
 from .utils._routing import accepts_qid, predict_scores
 
 CUTOFFS = (1, 2, 3, 4, 5, 10)
@@ -50,50 +46,6 @@ def check_labels(y, qid, *, convention, where):
         raise DataError(
             f"{where}: its labels cannot be scored (convention {convention!r}): {exc}"
         ) from None
-
-
-@dataclass
-class RankerEntry:
-    """How ``compare`` builds a ranker: a factory and a small grid for the LETOR protocol.
-
-    ``make(**params)`` builds the ranker. Under the LETOR protocol a ranker
-    whose ``fit`` takes ``qid`` gets it, and one with early stopping whose
-    ``fit`` takes ``X_val`` gets the fold's vali split for it too, monitored
-    with LETOR's NDCG@10 (the criterion the grid point is chosen by).
-    """
-
-    make: callable
-    grid: dict = field(default_factory=dict)
-
-
-#: The rankers ``compare`` knows, in table order; a new ranker registers here.
-RANKERS = {
-    "Ridge": RankerEntry(lambda **p: Ridge(**p), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}),
-    "ListNet": RankerEntry(
-        lambda **p: ListNetRanker(random_state=0, **p),
-        {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-2]},
-    ),
-    "SoftRank": RankerEntry(
-        lambda **p: SoftRankRanker(random_state=0, **p),
-        {"hidden_layer_sizes": [(), (5,)], "sigma": [0.03, 0.1, 1.0]},
-    ),
-    "BoltzRank": RankerEntry(
-        lambda **p: BoltzRankRanker(random_state=0, **p),
-        {"gain_weight": [0.5, 0.9]},
-    ),
-    # BoltzRank2: the paper's 3 individual and 5 pairwise hidden units
-    "BoltzRank2": RankerEntry(
-        lambda **p: BoltzRankRanker(hidden_layer_sizes=(3,), pairwise_hidden_layer_sizes=(5,),
-                                    random_state=0, **p),
-        {"gain_weight": [0.9]},
-    ),
-    "LogRank": RankerEntry(
-        lambda **p: LogRankRanker(random_state=0, **p),
-        # "auto" is the paper's C = 1; 1e-4 and 1.0 are about its C = 100
-        # and C = 0.01 on a few hundred training queries
-        {"alpha": [1e-4, "auto", 1.0]},
-    ),
-}
 
 
 def _metrics(y, scores, qid, convention):
@@ -253,22 +205,3 @@ def _letor_folds(path):
             )
         _split_files(fold)
     return folds
-
-
-def main(argv=None):
-    """Run ``python -m skrank`` (kept here for callers of ``skrank._compare.main``).
-
-    Parameters
-    ----------
-    argv : list of str, default=None
-        The command-line arguments, e.g. ``["compare", "--cv", "3"]``; None
-        reads ``sys.argv[1:]``.
-
-    Returns
-    -------
-    status : int
-        The exit status of :func:`skrank._cli.main`.
-    """
-    from ._cli import main as cli_main  # _cli imports this module
-
-    return cli_main(argv)

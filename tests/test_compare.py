@@ -8,8 +8,10 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, load_letor_fold, load_rank_sample, map_score, ndcg_score
-from skrank._compare import COLUMNS, RANKERS, main
+from skrank._cli import main
+from skrank._compare import COLUMNS
 from skrank.model_selection import cross_validate_ranker
+from skrank.rankers._registry import RANKERS
 
 NDCG10, MAP = COLUMNS.index("NDCG@10"), COLUMNS.index("MAP")
 
