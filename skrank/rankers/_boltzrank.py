@@ -234,52 +234,37 @@ class BoltzRankRanker(NeuralRanker):
 
     *Defaults.* The paper trains one hidden layer of 5 scaled-tanh units
     with a scaled-tanh output by gradient ascent on one query at a time, 10
-    restarts keeping the best on validation (§4.2). With a bounded output
-    the scores, hence the energy gaps, stay small, so :math:`P(R|S)` can
-    never concentrate on the good samples; on OHSUMED (LETOR 3.0, five folds,
-    ``benchmarks/letor_ohsumed.py``) an identity output measured better
-    (test NDCG@1 .542 against .510 with restarts="best"), and averaging the
-    10 restarts' standardised scores better still (NDCG@1 .552, MAP .449),
-    while Adam on mini-batches of 8 queries, a linear potential, the full
-    NDCG as gain, a sharper target (``target_temperature=0.1``) and the
-    pairwise potential (BoltzRank2, 3 + 5 units) did not help. The
-    defaults are therefore the paper's network and sample set with an
-    identity output, Adam (step 0.01) and averaged restarts;
+    restarts keeping the best on validation (§4.2). The defaults keep the
+    paper's network and sample set and change its training, each choice
+    measured on OHSUMED (LETOR 3.0, five folds; the figures are in
+    :ref:`reproducing-boltzrank`):
+
+    - an identity output: with a bounded output the scores, hence the
+      energy gaps, stay small, so :math:`P(R|S)` can never concentrate on
+      the good samples; the identity output measured better under the
+      protocol of ``benchmarks/letor_ohsumed.py``, and averaging the
+      restarts' standardised scores better still, while Adam on mini-batches
+      of 8 queries, a linear potential, the full NDCG as gain, a sharper
+      target (``target_temperature=0.1``) and the pairwise potential did not
+      help;
+    - ``n_init=3`` averaged restarts on batches of ``batch_size=4`` queries,
+      Adam (step 0.01): nearly the quality of 10 averaged restarts of one
+      query per step, on OHSUMED and on the bundled sample, in a fraction of
+      the fit time, where a single run, batches of 16 or one wider network
+      lost quality (``benchmarks/boltzrank_defaults.py``).
+
     ``output_activation="scaled_tanh", restarts="best", n_init=10`` is the
     paper's set-up, and ``solver="sgd", batch_size=1, momentum=0.0`` its
-    per-query gradient ascent (Algorithm 1).
-
-    *Restarts and batch size* (``benchmarks/boltzrank_defaults.py``, five
-    seeds; fit time relative to 10 restarts of one query per step). On
-    OHSUMED, 3 averaged restarts on batches of 4 queries reach NDCG@1 .550,
-    NDCG@10 .452 and MAP .448 against .553, .456 and .449 for 10 restarts of
-    one query per step (seed-to-seed std of a five-fold mean: .005, .004,
-    .001), in 0.21 of the time; on the bundled sample NDCG@10 .737 against
-    .738, MAP .863 against .862, in 0.14 of the time. A single run loses
-    .025 NDCG@1 on OHSUMED; batches of 16 lose .035 NDCG@1 and .011 NDCG@10
-    there (four steps per epoch on OHSUMED's 63 training queries); one wider
-    network (``n_init=1``, 15 or 50 units) is not the averaged ensemble
-    (NDCG@1 .533, and the worst on the sample). Batches of 4 take about as
-    many epochs as one query per step, each about 1.8 times faster. The
-    defaults are therefore ``n_init=3, batch_size=4``; the paper's 10
-    restarts of one query per step are ``n_init=10, batch_size=1``.
+    per-query gradient ascent (Algorithm 1); ``n_init=10, batch_size=1`` are
+    its 10 restarts of one query per step.
 
     *BoltzRank2 against BoltzRank1.* The paper reports BoltzRank2 ahead on
-    OHSUMED (Table 2: NDCG@1 .568 against .554, MAP .460 against .452).
-    Here it is not, in our configuration (10 averaged restarts: NDCG@1
-    .545, NDCG@10 .448, MAP .445 against BoltzRank1's .552, .456, .449) nor
-    in the paper's (scaled-tanh outputs, best of 10 on vali: .532, .441,
-    .443; the paper's BoltzRank1 the same way: .494, .450, .449, so there
-    BoltzRank2 gains .038 NDCG@1 but not NDCG@10 or MAP). It neither
-    overfits nor stops early: its training NDCG@10 (.446) is below
-    BoltzRank1's (.458), with no gap to test, and training on without early
-    stopping only lowers its test NDCG. Its pairwise part, a sum over the
-    query's other documents, carries the score (its within-query spread is
-    about 7 times the individual potential's), its single runs are weaker
-    and noisier (test NDCG@10 .442 ± .013 against .451 ± .009), and it fits
-    5 times slower. The paper's margins (.014 NDCG@1, .008 MAP) are within
-    OHSUMED's noise (the standard error of a five-fold mean of the paired
-    difference is about .02 for NDCG@1 and .004 for MAP).
+    OHSUMED (Table 2). Here it is not, in this configuration nor in the
+    paper's (``benchmarks/boltzrank_defaults.py --only-boltzrank2``): it
+    neither overfits nor stops early, its pairwise part (a sum over the
+    query's other documents) carries the score, its single runs are weaker
+    and noisier, it fits several times slower, and the paper's margins are
+    within OHSUMED's noise.
 
     ``predict(X)`` without ``qid`` treats all rows as one query (for the
     pairwise potential; scikit-learn's checks call it so), and warns when the

@@ -156,7 +156,8 @@ class ListNetRanker(NeuralRanker):
     sets the validation metric is noisy: ``n_init`` runs averaged
     (``restarts="average"``) make results steadier than one run, and
     steadier than keeping the run that did best on the validation queries,
-    which overfits them.
+    which overfits them (``benchmarks/letor_ohsumed.py --restarts-study``;
+    see :ref:`reproducing-listnet`).
 
     *float32.* A float32 ``X`` is kept as float32 (the network runs in it,
     ``predict`` returns it); the loss, the weights and the solver stay

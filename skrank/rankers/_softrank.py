@@ -220,35 +220,16 @@ class SoftRankRanker(NeuralRanker):
     measurements behind these choices on OHSUMED.
 
     *Rank distribution and truncation.* ``benchmarks/softrank_defaults.py``
-    fits every combination with the other defaults: OHSUMED (LETOR 3.0,
-    queries of 35-320 documents), five folds with early stopping on vali;
-    the bundled sample (queries of 1-27 documents), five seeds with a fifth
-    of the training queries held out. Test NDCG@10 (LETOR convention, mean
-    ± std) and mean fit seconds, one core, next to LightGBM's lambdarank
-    (1000 trees at most, early stopping) in the same run:
-
-    =================  ===============  ======  ===============  ======
-    rank_distribution  OHSUMED NDCG@10  fit s   sample NDCG@10   fit s
-    =================  ===============  ======  ===============  ======
-    binomial           0.447 ± 0.046    30.4    0.675 ± 0.019    0.80
-    binomial, R=10     0.199 ± 0.172     4.2    0.692 ± 0.012    0.94
-    binomial, R=20     0.328 ± 0.148     7.1    0.686 ± 0.020    1.14
-    binomial, R=50     0.449 ± 0.040    11.4    0.675 ± 0.019    0.77
-    hybrid             0.448 ± 0.046    10.1    0.675 ± 0.019    1.10
-    hybrid, R=50       0.450 ± 0.043     6.2    0.675 ± 0.019    1.10
-    normal             0.451 ± 0.046     1.9    0.673 ± 0.021    0.60
-    normal, R=10       0.200 ± 0.173     1.0    0.687 ± 0.004    0.59
-    normal, R=50       0.445 ± 0.044     2.2    0.673 ± 0.021    0.65
-    LightGBM           0.430 ± 0.047     0.44   0.678 ± 0.013    0.49
-    =================  ===============  ======  ===============  ======
-
-    The normal approximation trains as well as the exact recursion, at about
-    a fifteenth of its cost on OHSUMED, hence the default. Truncation at
-    :math:`R` well below half the query length fails on OHSUMED (R = 10 and
-    20 on four of five folds): from small initial weights the rank of every
-    document is spread around :math:`N/2` and SoftNDCG@R has almost no
-    gradient. It helps on short queries (the sample), so it is an option to
-    tune, not a default.
+    fits every ``rank_distribution``, with and without ``truncation``, on
+    OHSUMED (LETOR 3.0, queries of 35-320 documents) and on the bundled
+    sample (queries of 1-27 documents), next to LightGBM's lambdarank; its
+    figures are in :ref:`reproducing-softrank`. The normal approximation
+    trains as well as the exact recursion, at about a fifteenth of its cost
+    on OHSUMED, hence the default. Truncation at :math:`R` well below half
+    the query length fails on OHSUMED: from small initial weights the rank
+    of every document is spread around :math:`N/2` and SoftNDCG@R has almost
+    no gradient. It helps on short queries (the sample), so it is an option
+    to tune, not a default.
 
     *float32.* A float32 ``X`` is kept as float32 (the network runs in it,
     ``predict`` returns it); the loss, the weights and the solver stay
