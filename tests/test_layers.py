@@ -22,8 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: is ``skrank/__init__.py`` alone), so a new module of an existing package
 #: needs no entry. CONTRIBUTING.md lists the same order.
 LAYERS = [
-    "utils",                   # scikit-learn compatibility, validation, routing helpers
-    "_query",                  # query bookkeeping: qid checks, offsets, padded blocks
+    "utils",                   # scikit-learn compatibility, validation, routing, QueryLayout
     "datasets",                # loaders and synthetic data
     "metrics",                 # ranking metrics and scorers
     "losses",                  # listwise losses: value and gradient of the scores
