@@ -229,10 +229,15 @@ def test_sample_weight_refused_by_a_pointwise_scorer(data, ridge):
                                sample_weight=np.ones(len(y)))
 
 
-def test_qid_is_required(data, ridge):
+def test_qid_none_is_one_query_and_warns_on_many_rows(data, ridge):
     X, y, _ = data
-    with pytest.raises(TypeError, match="needs qid.*qid=None"):
-        permutation_importance(ridge, X, y, qid=None)
+    assert len(y) > 100
+    with pytest.warns(UserWarning, match=r"^permutation_importance got qid=None, so all "
+                                         rf"{len(y)} rows are treated as ONE query"):
+        implicit = permutation_importance(ridge, X, y, n_repeats=2, random_state=0)
+    explicit = permutation_importance(ridge, X, y, qid=np.zeros(len(y)), n_repeats=2,
+                                      random_state=0)
+    np.testing.assert_array_equal(implicit.importances, explicit.importances)
 
 
 @pytest.mark.parametrize(

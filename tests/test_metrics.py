@@ -664,3 +664,24 @@ def test_err_top_grade_beyond_1000_is_named():
     with pytest.raises(ValueError, match=r"the top grade \(the largest label, as "
                                          r"max_grade=None\) is above 1000"):
         err_score(np.array(y) * 1e300, s, qid=qid)
+
+
+ALL_METRICS = [ndcg_score, dcg_score, average_precision_score, map_score, precision_at_k,
+               recall_at_k, mrr_score, err_score]
+
+
+@pytest.mark.parametrize("metric", ALL_METRICS, ids=lambda f: f.__name__)
+def test_qid_none_is_one_query_and_warns_on_many_rows(metric):
+    """As in every function that takes qid: None is one query, and past 100 rows it warns."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    y, s = rng.integers(0, 3, size=101).astype(float), rng.normal(size=101)
+    caller = metric.__name__
+    with pytest.warns(UserWarning, match=rf"^{caller} got qid=None, so all 101 rows are "
+                                         r"treated as ONE query"):
+        implicit = metric(y, s, k=5, average=False)
+    np.testing.assert_array_equal(implicit, metric(y, s, qid=np.zeros(101), k=5, average=False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert metric(y[:100], s[:100]) == metric(y[:100], s[:100], qid=np.zeros(100))

@@ -312,5 +312,9 @@ def test_cross_validate_ranker_with_groups_says_pass_qid(data):
     X, y, qid = data
     with pytest.raises(TypeError, match="pass qid="):
         cross_validate_ranker(Ridge(), X, y, groups=qid)
-    with pytest.raises(TypeError, match="needs qid"):
+    with pytest.raises(ValueError, match=r"^cross_validate_ranker got qid=None, which means all "
+                                         r"rows are one query.*one query cannot be split"):
         cross_validate_ranker(Ridge(), X, y)
+    with pytest.raises(ValueError, match=r"^RankerSearchCV.fit got qid=None, which means all "
+                                         r"rows are one query"):
+        RankerSearchCV(Ridge(), {"alpha": [1.0]}).fit(X, y)

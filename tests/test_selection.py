@@ -1,5 +1,7 @@
 """rank_within_queries and top_k against per-query Python loops."""
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
@@ -63,7 +65,7 @@ def _top_k_oracle(scores, qid, k):
 @pytest.mark.parametrize("method", METHODS)
 def test_rank_within_queries_matches_rankdata_per_query(method, layout, ties):
     scores, qid = _make(layout, ties)
-    ranks = rank_within_queries(scores, qid, method=method)
+    ranks = rank_within_queries(scores, qid=qid, method=method)
     assert_array_equal(ranks, _rank_oracle(scores, qid, method))
     assert ranks.dtype == (np.float64 if method == "average" else np.int64)
 
@@ -73,33 +75,33 @@ def test_rank_within_queries_matches_rankdata_per_query(method, layout, ties):
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_top_k_matches_sorted_per_query(layout, ties, k):
     scores, qid = _make(layout, ties)
-    indices = top_k(scores, qid, k=k)
+    indices = top_k(scores, qid=qid, k=k)
     assert_array_equal(indices, _top_k_oracle(scores, qid, k))
     # the same rows as ordinal ranks <= k
-    ranks = rank_within_queries(scores, qid)
+    ranks = rank_within_queries(scores, qid=qid)
     assert_array_equal(np.sort(indices), np.flatnonzero(ranks <= k))
 
 
 def test_ties_broken_by_row_order():
     scores = np.array([1.0, 2.0, 1.0, 2.0, 1.0])
     qid = np.array([0, 0, 0, 0, 0])
-    assert_array_equal(rank_within_queries(scores, qid), [3, 1, 4, 2, 5])
-    assert_array_equal(rank_within_queries(scores, qid, method="min"), [3, 1, 3, 1, 3])
-    assert_array_equal(rank_within_queries(scores, qid, method="max"), [5, 2, 5, 2, 5])
+    assert_array_equal(rank_within_queries(scores, qid=qid), [3, 1, 4, 2, 5])
+    assert_array_equal(rank_within_queries(scores, qid=qid, method="min"), [3, 1, 3, 1, 3])
+    assert_array_equal(rank_within_queries(scores, qid=qid, method="max"), [5, 2, 5, 2, 5])
     assert_array_equal(
-        rank_within_queries(scores, qid, method="average"), [4, 1.5, 4, 1.5, 4]
+        rank_within_queries(scores, qid=qid, method="average"), [4, 1.5, 4, 1.5, 4]
     )
     assert_array_equal(
-        rank_within_queries(scores, qid, method="dense"), [2, 1, 2, 1, 2]
+        rank_within_queries(scores, qid=qid, method="dense"), [2, 1, 2, 1, 2]
     )
-    assert_array_equal(top_k(scores, qid, k=3), [1, 3, 0])
+    assert_array_equal(top_k(scores, qid=qid, k=3), [1, 3, 0])
 
 
 def test_query_with_fewer_than_k_rows_keeps_all_rows():
     scores = [0.1, 0.5, 0.3, 0.9]
     qid = ["b", "a", "b", "b"]
-    assert_array_equal(top_k(scores, qid, k=2), [1, 3, 2])
-    assert_array_equal(top_k(scores, qid, k=10), [1, 3, 2, 0])
+    assert_array_equal(top_k(scores, qid=qid, k=2), [1, 3, 2])
+    assert_array_equal(top_k(scores, qid=qid, k=10), [1, 3, 2, 0])
 
 
 @pytest.mark.parametrize("method", ["min", "max", "average", "dense"])
@@ -107,8 +109,8 @@ def test_tied_methods_do_not_depend_on_row_order(method):
     scores, qid = _make("shuffled", ties=True, seed=3)
     perm = np.random.default_rng(1).permutation(len(scores))
     assert_array_equal(
-        rank_within_queries(scores[perm], qid[perm], method=method),
-        rank_within_queries(scores, qid, method=method)[perm],
+        rank_within_queries(scores[perm], qid=qid[perm], method=method),
+        rank_within_queries(scores, qid=qid, method=method)[perm],
     )
 
 
@@ -117,7 +119,7 @@ def test_top_k_follows_the_metrics_stable_ties(k):
     # P@k with ties="stable" counts the relevant rows among exactly top_k's rows
     scores, qid = _make("shuffled", ties=True, seed=5)
     y = np.random.default_rng(2).integers(0, 2, size=len(scores)).astype(float)
-    indices = top_k(scores, qid, k=k)
+    indices = top_k(scores, qid=qid, k=k)
     _, codes = np.unique(qid[indices], return_inverse=True)
     hits = np.bincount(codes, weights=y[indices])
     expected = hits / np.bincount(codes)  # short queries: divide by their length
@@ -129,8 +131,8 @@ def test_top_k_follows_the_metrics_stable_ties(k):
 
 def test_column_vector_scores_accepted():
     scores = np.array([[0.3], [0.1], [0.2]])
-    assert_array_equal(rank_within_queries(scores, [0, 0, 1]), [1, 2, 1])
-    assert_array_equal(top_k(scores, [0, 0, 1], k=1), [0, 2])
+    assert_array_equal(rank_within_queries(scores, qid=[0, 0, 1]), [1, 2, 1])
+    assert_array_equal(top_k(scores, qid=[0, 0, 1], k=1), [0, 2])
 
 
 @pytest.mark.parametrize("func", [rank_within_queries, top_k])
@@ -138,7 +140,6 @@ def test_column_vector_scores_accepted():
     "scores, qid, error, match",
     [
         ([0.1, np.nan], [0, 0], ValueError, "scores contains NaN or infinity"),
-        ([0.1, 0.2], None, TypeError, "qid is required"),
         ([0.1, -np.inf], [0, 0], ValueError, "scores contains NaN or infinity"),
         (np.zeros((2, 2)), [0, 0], ValueError, r"scores must be 1-D.*\(2, 2\)"),
         ([], [], ValueError, "scores is empty"),
@@ -149,7 +150,21 @@ def test_column_vector_scores_accepted():
 )
 def test_invalid_scores_and_qid(func, scores, qid, error, match):
     with pytest.raises(error, match=match):
-        func(scores, qid)
+        func(scores, qid=qid)
+
+
+@pytest.mark.parametrize("func", [rank_within_queries, top_k])
+def test_qid_none_is_one_query_and_warns_on_many_rows(func):
+    scores = np.random.default_rng(0).normal(size=101)
+    with pytest.warns(UserWarning, match=rf"^{func.__name__} got qid=None, so all 101 rows are "
+                                         r"treated as ONE query"):
+        implicit = func(scores)
+    assert_array_equal(implicit, func(scores, qid=np.zeros(101)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_array_equal(func(scores[:100]), func(scores[:100], qid=np.zeros(100)))
+    with pytest.raises(TypeError, match="positional"):
+        func(scores, np.zeros(101))
 
 
 @pytest.mark.parametrize(
@@ -159,14 +174,14 @@ def test_invalid_scores_and_qid(func, scores, qid, error, match):
 )
 def test_top_k_rejects_invalid_k(k, error):
     with pytest.raises(error, match=f"k must be a positive integer, got k={k!r}"):
-        top_k([0.1, 0.2], [0, 0], k=k)
+        top_k([0.1, 0.2], qid=[0, 0], k=k)
 
 
 def test_top_k_accepts_numpy_integer_k():
-    assert_array_equal(top_k([0.1, 0.2, 0.3], [0, 0, 0], k=np.int64(2)), [2, 1])
+    assert_array_equal(top_k([0.1, 0.2, 0.3], qid=[0, 0, 0], k=np.int64(2)), [2, 1])
 
 
 @pytest.mark.parametrize("method", ["first", "Ordinal", None])
 def test_rank_within_queries_rejects_unknown_method(method):
     with pytest.raises(ValueError, match=f"method must be one of .*method={method!r}"):
-        rank_within_queries([0.1, 0.2], [0, 0], method=method)
+        rank_within_queries([0.1, 0.2], qid=[0, 0], method=method)

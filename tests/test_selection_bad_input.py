@@ -92,7 +92,7 @@ def _scorer_message(name, given, signature, hint):
 @pytest.mark.parametrize("tool", TOOLS)
 def test_metric_function_as_scoring_is_refused_naming_it(tool, data):
     message = _scorer_message(
-        "scoring", "ndcg_score", "(y_true, y_score, *, qid, ...)",
+        "scoring", "ndcg_score", "(y_true, y_score, *, qid=None, ...)",
         "a metric function: make it a scorer with make_ranking_scorer(ndcg_score)")
     with pytest.raises(TypeError, match=message):
         _run(tool, data, scoring=ndcg_score)
@@ -100,7 +100,7 @@ def test_metric_function_as_scoring_is_refused_naming_it(tool, data):
 
 def test_metric_function_in_a_scoring_dict_is_refused_naming_its_key(data):
     message = _scorer_message(
-        "scoring['ndcg']", "ndcg_score", "(y_true, y_score, *, qid, ...)",
+        "scoring['ndcg']", "ndcg_score", "(y_true, y_score, *, qid=None, ...)",
         "a metric function: make it a scorer with make_ranking_scorer(ndcg_score)")
     with pytest.raises(TypeError, match=message):
         _run("cross_validate_ranker", data,

@@ -8,7 +8,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from ..metrics._scorer import RankingScorer
 from ..model_selection._common import check_n_jobs, check_ranking_scoring
-from ..utils._query_layout import check_qid
+from ..utils._query_layout import implicit_query
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
 
@@ -78,7 +78,7 @@ def permutation_importance(
     X,
     y,
     *,
-    qid,
+    qid=None,
     scoring=None,
     n_repeats=5,
     random_state=None,
@@ -106,9 +106,11 @@ def permutation_importance(
     y : array-like of shape (n_samples,)
         Relevance label of each row.
 
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order. Required:
-        the score is a mean over queries.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, integers or strings, in any order (the score
+        is a mean over queries). None means all rows are one query; with
+        more than 100 rows that is more likely a forgotten ``qid``, and it
+        warns.
 
     scoring : str, RankingScorer, callable, list, tuple or dict, default=None
         Metric whose drop is measured, higher being better. None means
@@ -157,7 +159,7 @@ def permutation_importance(
     Raises
     ------
     TypeError
-        If ``qid`` is None, ``n_repeats`` or ``n_jobs`` is not an integer (a
+        If ``n_repeats`` or ``n_jobs`` is not an integer (a
         bool is refused), or ``scoring`` is not a scorer (e.g. a metric
         function such as ``ndcg_score``: wrap it with
         :func:`~skrank.metrics.make_ranking_scorer`).
@@ -219,11 +221,6 @@ def permutation_importance(
     >>> float(result.importances_mean[2])
     0.0
     """
-    if qid is None:
-        raise TypeError(
-            "permutation_importance needs qid, the query id of each row, and got "
-            "qid=None: the ranking score is a mean over queries."
-        )
     if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(
         n_repeats, numbers.Integral
     ):
@@ -255,7 +252,7 @@ def permutation_importance(
                 f"{name} must have one entry per row of X: X has {n_samples} rows, "
                 f"{name} has {len(values)}."
             )
-    qid = check_qid(qid, n_samples)
+    qid = implicit_query(qid, n_samples, "permutation_importance")
     scorers = check_ranking_scoring(scoring)
     multimetric = isinstance(scorers, dict)
     if not multimetric:

@@ -16,7 +16,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..utils._query_blocks import cumprod_before, query_blocks
-from ..utils._query_layout import QueryLayout
+from ..utils._query_layout import QueryLayout, implicit_query
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
 from ..utils._validation import check_numeric, query_weights
 from ._query_ranking import rank_order, sorted_blocks, tie_runs
@@ -176,8 +176,10 @@ _ROWS_DOC = """\
 y_score : array-like of shape (n_samples,)
         Predicted score of each row; higher ranks first. NaN is an error.
 
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order."""
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, integers or strings, in any order. None means
+        all rows are one query; with more than 100 rows that is more likely
+        a forgotten ``qid``, and it warns."""
 
 _THRESHOLD_DOC = """\
 relevance_threshold : float, default=1
@@ -209,7 +211,7 @@ def _common_params(*, graded=True):
     params = {
         "y_true": ["array-like"],
         "y_score": ["array-like"],
-        "qid": ["array-like"],
+        "qid": ["array-like", None],
         "k": [Integer(1, None, closed="left"), None],
         "average": ["boolean"],
         "sample_weight": ["array-like", None],
@@ -292,7 +294,7 @@ class _Ranking:
     offsets as the layout's sorted order), each by descending score.
     """
 
-    def __init__(self, y_true, y_score, qid, ties):
+    def __init__(self, y_true, y_score, qid, ties, caller):
         y_true = _as_1d_float(y_true, "y_true")
         y_score = _as_1d_float(y_score, "y_score")
         if y_true.shape[0] != y_score.shape[0]:
@@ -306,7 +308,8 @@ class _Ranking:
                 f"y_score contains NaN ({int(np.isnan(y_score).sum())} of "
                 f"{y_score.shape[0]} values); scores must be numbers."
             )
-        layout = QueryLayout(qid, n_samples=y_true.shape[0])
+        layout = QueryLayout(implicit_query(qid, y_true.shape[0], caller),
+                             n_samples=y_true.shape[0])
         # the padded blocks of the queries, made once for every sort
         self.blocks = query_blocks(layout)
         if ties == "average":
@@ -467,9 +470,9 @@ def _ideal_dcg(layout, y_true, disc_table, gain, blocks=None):
     return idcg, best
 
 
-def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize):
+def _dcg_parts(y_true, y_score, qid, k, conv, *, normalize, caller):
     """Per-query DCG@k, ideal DCG@k and the ranking."""
-    ranking = _Ranking(y_true, y_score, qid, conv["ties"])
+    ranking = _Ranking(y_true, y_score, qid, conv["ties"], caller)
     gains = _gains(ranking.labels, conv["gain"], allow_negative=not normalize)
     max_size = ranking.layout.max_size
     disc_table = _discounts(max_size, conv["discount"]) * _cutoff_weights(max_size, k)
@@ -535,7 +538,7 @@ def ndcg_score(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     average=True,
     sample_weight=None,
@@ -624,7 +627,7 @@ def ndcg_score(
         short_queries=short_queries,
     )
     ranking, dcg, idcg, no_rel = _dcg_parts(
-        y_true, y_score, qid, k, conv, normalize=True
+        y_true, y_score, qid, k, conv, normalize=True, caller="ndcg_score"
     )
     per_query = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~no_rel)
     return _finish(
@@ -639,7 +642,7 @@ def dcg_score(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     average=True,
     sample_weight=None,
@@ -701,15 +704,16 @@ def dcg_score(
         no_relevant=no_relevant,
         short_queries=short_queries,
     )
-    ranking, dcg, _, no_rel = _dcg_parts(y_true, y_score, qid, k, conv, normalize=False)
+    ranking, dcg, _, no_rel = _dcg_parts(y_true, y_score, qid, k, conv, normalize=False,
+                                         caller="dcg_score")
     return _finish(
         dcg, no_rel, _short_mask(ranking, k), conv, average, "dcg_score",
         layout=ranking.layout, sample_weight=sample_weight,
     )
 
 
-def _binary_ranking(y_true, y_score, qid, relevance_threshold, ties):
-    ranking = _Ranking(y_true, y_score, qid, ties)
+def _binary_ranking(y_true, y_score, qid, relevance_threshold, ties, caller):
+    ranking = _Ranking(y_true, y_score, qid, ties, caller)
     rel = (ranking.labels >= relevance_threshold).astype(np.float64)
     return ranking, rel
 
@@ -720,7 +724,7 @@ def precision_at_k(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     relevance_threshold=1,
     average=True,
@@ -777,7 +781,8 @@ def precision_at_k(
         convention, "precision_at_k", ties=ties, no_relevant=no_relevant,
         short_queries=short_queries,
     )
-    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"],
+                                   "precision_at_k")
     sizes = ranking.layout.sizes
     hits = ranking.sum_top(ranking.expected(rel), k)
     if k is None:
@@ -806,7 +811,7 @@ def average_precision_score(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     relevance_threshold=1,
     average=True,
@@ -892,7 +897,8 @@ def average_precision_score(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries,
         ap_denominator=ap_denominator,
     )
-    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"],
+                                   "average_precision_score")
     layout = ranking.layout
     rank = ranking.rank + 1.0  # 1-based
     # relevant documents strictly before each rank, inside its query
@@ -934,7 +940,7 @@ def map_score(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     relevance_threshold=1,
     average=True,
@@ -984,6 +990,8 @@ def map_score(
     >>> map_score([1, 0, 0, 1], [0.9, 0.8, 0.7, 0.1], qid=[0, 0, 1, 1])
     0.75
     """
+    if qid is None and np.ndim(y_true) == 1:  # one query, warned about under this name
+        qid = implicit_query(None, len(y_true), "map_score")
     return average_precision_score(
         y_true,
         y_score,
@@ -1006,7 +1014,7 @@ def recall_at_k(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     relevance_threshold=1,
     average=True,
@@ -1069,7 +1077,8 @@ def recall_at_k(
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
-    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"],
+                                   "recall_at_k")
     hits = ranking.sum_top(ranking.expected(rel), k)
     n_relevant = ranking.layout.sum(rel)
     per_query = np.divide(hits, n_relevant, out=np.zeros_like(hits), where=n_relevant > 0)
@@ -1162,7 +1171,7 @@ def mrr_score(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     relevance_threshold=1,
     average=True,
@@ -1227,7 +1236,8 @@ def mrr_score(
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
-    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"])
+    ranking, rel = _binary_ranking(y_true, y_score, qid, relevance_threshold, conv["ties"],
+                                   "mrr_score")
     reciprocal = 1.0 / np.arange(1, ranking.layout.max_size + 1)
     per_query = _cascade(ranking, rel, reciprocal, k)
     return _finish(
@@ -1247,7 +1257,7 @@ def err_score(
     y_true,
     y_score,
     *,
-    qid,
+    qid=None,
     k=None,
     max_grade=None,
     average=True,
@@ -1328,7 +1338,7 @@ def err_score(
     conv = _resolve(
         convention, ties=ties, no_relevant=no_relevant, short_queries=short_queries
     )
-    ranking = _Ranking(y_true, y_score, qid, conv["ties"])
+    ranking = _Ranking(y_true, y_score, qid, conv["ties"], "err_score")
     labels = ranking.labels
     if max_grade is None:
         top, named = labels.max(), "the top grade (the largest label, as max_grade=None)"

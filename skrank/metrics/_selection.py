@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ..utils._query_layout import QueryLayout, check_qid
+from ..utils._query_layout import QueryLayout, implicit_query
 from ._query_ranking import rank_order, tie_runs
 from ._ranking import _as_1d_float
 
@@ -34,12 +34,12 @@ def _check_scores(scores):
     return scores
 
 
-def _layout(scores, qid):
-    """The query layout of ``scores``'s rows (qid required, as in every metric)."""
-    return QueryLayout(check_qid(qid, scores.shape[0]), n_samples=scores.shape[0])
+def _layout(scores, qid, caller):
+    """The query layout of ``scores``'s rows (``qid=None``: one query, as everywhere)."""
+    return QueryLayout(implicit_query(qid, scores.shape[0], caller), n_samples=scores.shape[0])
 
 
-def rank_within_queries(scores, qid, *, method="ordinal"):
+def rank_within_queries(scores, *, qid=None, method="ordinal"):
     """Rank of every row inside its query, by descending score.
 
     Parameters
@@ -48,10 +48,11 @@ def rank_within_queries(scores, qid, *, method="ordinal"):
         Finite score of each row; higher ranks first. A column vector of
         shape (n_samples, 1) is accepted.
 
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order. Required,
-        as in every metric: without it all rows would be ranked as one
-        query (for one query, pass ``np.zeros(n_samples)``).
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, integers or strings, in any order. None means
+        all rows are one query, as in every function of the package; with
+        more than 100 rows that is more likely a forgotten ``qid``, and it
+        warns (for one query, pass ``np.zeros(n_samples)``).
 
     method : {"ordinal", "min", "max", "average", "dense"}, default="ordinal"
         Rank given to rows of equal score in one query (the methods of
@@ -95,13 +96,13 @@ def rank_within_queries(scores, qid, *, method="ordinal"):
     >>> from skrank.metrics import rank_within_queries
     >>> scores = [0.2, 0.9, 0.2, 0.5, 0.1]
     >>> qid = [1, 1, 1, 2, 2]
-    >>> rank_within_queries(scores, qid)
+    >>> rank_within_queries(scores, qid=qid)
     array([2, 1, 3, 1, 2])
-    >>> rank_within_queries(scores, qid, method="min")
+    >>> rank_within_queries(scores, qid=qid, method="min")
     array([2, 1, 2, 1, 2])
-    >>> rank_within_queries(scores, qid, method="average")
+    >>> rank_within_queries(scores, qid=qid, method="average")
     array([2.5, 1. , 2.5, 1. , 2. ])
-    >>> rank_within_queries(scores, [0] * len(scores))  # one query
+    >>> rank_within_queries(scores, qid=[0] * len(scores))  # one query
     array([3, 1, 4, 2, 5])
     """
     if not isinstance(method, str) or method not in _METHODS:
@@ -109,7 +110,7 @@ def rank_within_queries(scores, qid, *, method="ordinal"):
             f"method must be one of {list(_METHODS)}, got method={method!r}."
         )
     scores = _check_scores(scores)
-    layout = _layout(scores, qid)
+    layout = _layout(scores, qid, "rank_within_queries")
     if method == "ordinal":
         perm = rank_order(layout, scores, tiebreak="stable")
         ranked = layout.index_in_query.astype(np.int64) + 1
@@ -141,7 +142,7 @@ def _tied_ranks(layout, scores_ranked, method):
     return first + np.repeat((sizes - 1) / 2.0, sizes)  # average
 
 
-def top_k(scores, qid, k=10):
+def top_k(scores, *, qid=None, k=10):
     """Row indices of the ``k`` highest-scoring rows of every query.
 
     Parameters
@@ -150,10 +151,11 @@ def top_k(scores, qid, k=10):
         Finite score of each row; higher ranks first. A column vector of
         shape (n_samples, 1) is accepted.
 
-    qid : array-like of shape (n_samples,)
-        Query id of each row, integers or strings, in any order. Required,
-        as in every metric: without it all rows would be ranked as one
-        query (for one query, pass ``np.zeros(n_samples)``).
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, integers or strings, in any order. None means
+        all rows are one query, as in every function of the package; with
+        more than 100 rows that is more likely a forgotten ``qid``, and it
+        warns (for one query, pass ``np.zeros(n_samples)``).
 
     k : int, default=10
         Number of rows kept per query; a query with fewer rows keeps all of
@@ -185,7 +187,7 @@ def top_k(scores, qid, k=10):
     -----
     Ties are broken by row order: among rows of equal score the earlier row
     ranks higher, so the selection is reproducible and equals the rows whose
-    ``rank_within_queries(scores, qid, method="ordinal")`` is at most ``k``.
+    ``rank_within_queries(scores, qid=qid, method="ordinal")`` is at most ``k``.
     A boolean mask in row order is ``mask = np.zeros(n_samples, bool);
     mask[indices] = True``.
 
@@ -194,9 +196,9 @@ def top_k(scores, qid, k=10):
     >>> from skrank.metrics import top_k
     >>> scores = [0.2, 0.9, 0.2, 0.5, 0.1, 0.7]
     >>> qid = ["b", "b", "b", "a", "a", "c"]
-    >>> top_k(scores, qid, k=2)
+    >>> top_k(scores, qid=qid, k=2)
     array([3, 4, 1, 0, 5])
-    >>> top_k(scores, [0] * len(scores), k=3)  # one query
+    >>> top_k(scores, qid=[0] * len(scores), k=3)  # one query
     array([1, 5, 3])
     """
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
@@ -204,7 +206,7 @@ def top_k(scores, qid, k=10):
     if k < 1:
         raise ValueError(f"k must be a positive integer, got k={k!r}.")
     scores = _check_scores(scores)
-    layout = _layout(scores, qid)
+    layout = _layout(scores, qid, "top_k")
     perm = rank_order(layout, scores, tiebreak="stable")
     if k >= layout.max_size:
         return perm

@@ -310,8 +310,19 @@ def check_ranking_scoring(scoring):
     )
 
 
-def check_layout(X, qid):
-    """A :class:`QueryLayout` for ``qid`` checked against the rows of ``X``."""
+def check_layout(X, qid, caller):
+    """A :class:`QueryLayout` for ``qid`` checked against the rows of ``X``.
+
+    ``qid=None`` means one query, as everywhere in the package; the folds of
+    ``caller`` keep queries whole, so one query cannot be split: a
+    ValueError says so.
+    """
+    if qid is None:
+        raise ValueError(
+            f"{caller} got qid=None, which means all rows are one query, and its folds "
+            "keep every query whole: one query cannot be split into folds. Pass qid, "
+            "the query id of each row."
+        )
     n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
     return QueryLayout(qid, n_samples=n_samples)
 

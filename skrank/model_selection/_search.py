@@ -93,7 +93,7 @@ class _RankerSearchMixin:
             scorer=Bunch(score={"qid": qid}),
         )
 
-    def fit(self, X, y, *, qid, **params):
+    def fit(self, X, y, *, qid=None, **params):
         """Run the search: every candidate parameter setting on every grouped fold.
 
         Parameters
@@ -102,8 +102,9 @@ class _RankerSearchMixin:
             Document features.
         y : array-like of shape (n_samples,)
             Relevance labels.
-        qid : array-like of shape (n_samples,)
-            Query id of each row, in any order.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, in any order. None means all rows are one
+            query, which no fold can split: a ValueError.
         **params : dict
             Further parameters of the estimator's ``fit``.
 
@@ -119,7 +120,7 @@ class _RankerSearchMixin:
                 self.get_params(deep=False),
                 caller_name=type(self).__name__,
             )
-        layout = check_layout(X, qid)
+        layout = check_layout(X, qid, f"{type(self).__name__}.fit")
         splits = query_splits(self.cv, X, y, layout)
         # GridSearchCV reads the splits from self.cv and the workers from
         # self.n_jobs; give it the checked grouped splits, and at most one

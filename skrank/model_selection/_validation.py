@@ -147,8 +147,9 @@ def cross_validate_ranker(
     y : array-like of shape (n_samples,)
         Relevance labels.
 
-    qid : array-like of shape (n_samples,)
-        Query id of each row, in any order. Required.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order. None means all rows are one
+        query, which no fold can split: a ValueError.
 
     cv : int, cross-validation generator or iterable, default=5
         An int is the number of :class:`~sklearn.model_selection.GroupKFold`
@@ -232,13 +233,11 @@ def cross_validate_ranker(
             "cross_validate_ranker takes the query ids as qid=..., not groups=...: "
             "pass qid=<your groups>; the folds then keep every query whole."
         )
-    if qid is None:
-        raise TypeError("cross_validate_ranker needs qid: pass one query id per row.")
     if not (error_score == "raise" or isinstance(error_score, numbers.Real)):
         raise ValueError(
             f"error_score must be 'raise' or a number, got {error_score!r}."
         )
-    layout = check_layout(X, qid)
+    layout = check_layout(X, qid, "cross_validate_ranker")
     if len(y) != layout.n_samples:
         raise ValueError(
             f"y must have one entry per row of X: {layout.n_samples} rows, got "

@@ -5,7 +5,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..rankers._base import fitted_qid
-from ..utils._query_layout import QueryLayout, check_qid
+from ..utils._query_layout import QueryLayout, implicit_query
 from ..utils._sklearn_compat import StrOptions, _fit_context, validate_data
 from ..utils._validation import keep_fitted_state_on_error
 
@@ -202,6 +202,8 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. Only checked, and their number kept:
             ``transform`` without ``qid`` after a fit on several queries warns.
+            None means all rows are one query (with more than 100 rows it
+            warns, as every function given ``qid=None``).
 
         Returns
         -------
@@ -210,7 +212,8 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         with keep_fitted_state_on_error(self):
             X = self._validate_X(X, reset=True)
-            n_queries = 1 if qid is None else QueryLayout(check_qid(qid, X.shape[0])).n_queries
+            n_queries = QueryLayout(implicit_query(qid, X.shape[0], "QueryNormalizer.fit",
+                                                   routing_hint=True)).n_queries
         # transform without qid after a fit on several queries warns
         self._n_fit_queries = n_queries
         return self

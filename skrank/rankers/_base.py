@@ -38,7 +38,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     validate_data,
 )
-from ..utils._query_layout import QueryLayout, check_qid, default_qid
+from ..utils._query_layout import QueryLayout, check_qid, default_qid, implicit_query
 from ..utils._validation import check_numeric, keep_fitted_state_on_error, query_weights
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
@@ -62,29 +62,6 @@ def layer_sizes(value):
 
 # ----------------------------------------------------------------------
 # How an estimator treats qid (QueryNormalizer's too)
-
-#: ``fit`` with ``qid=None`` on more rows than this warns: one query of
-#: this many documents is rare in ranking data (LETOR and MSLR queries
-#: average 20 to 150 documents), while a forgotten ``qid`` is common.
-IMPLICIT_QUERY_MAX_ROWS = 100
-
-
-def warn_implicit_query(qid, n_samples, owner):
-    """Warn when ``fit`` got ``qid=None`` and more rows than one query usually has.
-
-    See :data:`IMPLICIT_QUERY_MAX_ROWS`.
-    """
-    if qid is None and n_samples > IMPLICIT_QUERY_MAX_ROWS:
-        warnings.warn(
-            f"{owner}.fit got qid=None, so all {n_samples} rows are treated as ONE "
-            "query. If they come from several queries, pass qid=... (with "
-            "scikit-learn's cross-validation or search tools, turn on metadata "
-            "routing, sklearn.set_config(enable_metadata_routing=True), or use "
-            "skrank.model_selection). To confirm one query, pass qid=np.zeros(n).",
-            UserWarning,
-            stacklevel=3,
-        )
-
 
 def fitted_qid(qid, n_samples, n_fit_queries, *, owner, method, strict):
     """``qid`` validated for a method of an estimator fitted on ``n_fit_queries`` queries.
@@ -195,8 +172,8 @@ class BaseRanker(BaseEstimator):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=not warm
         )
-        layout = QueryLayout(default_qid(qid, X.shape[0]))
-        warn_implicit_query(qid, X.shape[0], type(self).__name__)
+        layout = QueryLayout(implicit_query(qid, X.shape[0], f"{type(self).__name__}.fit",
+                                            routing_hint=True))
         weights = None if sample_weight is None else query_weights(sample_weight, layout)
         self._check_labels(y, layout)
         scorer = _validation_scorer(settings.scoring)

@@ -8,6 +8,7 @@ their queries in :mod:`skrank.metrics._query_ranking`.
 """
 
 import numbers
+import warnings
 from collections.abc import Mapping
 from functools import cached_property
 
@@ -145,10 +146,44 @@ def _integer_ids(values, name):
     )
 
 
+#: A function given ``qid=None`` and more rows than this warns: one query of
+#: this many documents is rare in ranking data (LETOR and MSLR queries
+#: average 20 to 150 documents), while a forgotten ``qid`` is common.
+IMPLICIT_QUERY_MAX_ROWS = 100
+
+_ROUTING_HINT = (
+    " (with scikit-learn's cross-validation or search tools, turn on metadata routing, "
+    "sklearn.set_config(enable_metadata_routing=True), or use skrank.model_selection)"
+)
+
+
+def implicit_query(qid, n_samples, caller, *, routing_hint=False):
+    """:func:`default_qid`, warning when ``qid=None`` is likely a forgotten ``qid``.
+
+    Every function of the package that takes ``qid`` reads ``qid=None`` so:
+    all rows are one query. With more than :data:`IMPLICIT_QUERY_MAX_ROWS`
+    rows that is more likely a forgotten ``qid``, and it warns, naming
+    ``caller`` (e.g. ``"ndcg_score"`` or ``"ListNetRanker.fit"``);
+    ``routing_hint`` adds how ``qid`` reaches an estimator inside
+    scikit-learn's tools.
+    """
+    if qid is None and n_samples > IMPLICIT_QUERY_MAX_ROWS:
+        hint = _ROUTING_HINT if routing_hint else ""
+        warnings.warn(
+            f"{caller} got qid=None, so all {n_samples} rows are treated as ONE query. If "
+            f"they come from several queries, pass qid=...{hint}. To confirm one query, "
+            "pass qid=np.zeros(n).",
+            UserWarning,
+            stacklevel=4,
+        )
+    return default_qid(qid, n_samples)
+
+
 def default_qid(qid, n_samples, *, name="qid"):
     """``qid`` validated, or one query for all rows when it is None.
 
-    The one place where "qid=None means one query" is spelled out.
+    The one place where "qid=None means one query" is spelled out (and
+    :func:`implicit_query` the one that warns about it).
 
     Parameters
     ----------
