@@ -539,3 +539,29 @@ def test_tied_sort_keys_fall_back_to_row_order(rng, monkeypatch):
         expected = np.empty(hi - lo, dtype=int)
         expected[order] = np.arange(1, hi - lo + 1)
         np.testing.assert_array_equal(ranks[lo:hi, 0], expected)
+
+
+def test_metric_is_a_name_a_function_or_a_scorer():
+    """The gains of a metric given by name, as a function and as a scorer are the same."""
+    from functools import partial
+
+    from skrank.metrics import precision_at_k
+
+    X, y, qid = make_ranking(n_queries=6, n_docs=(3, 9), n_levels=3, random_state=1)
+    gains = {}
+    for key, metric in [
+        ("ndcg name", "ndcg@3"), ("ndcg function", partial(ndcg_score, k=3)),
+        ("ndcg scorer", get_ranking_scorer("ndcg@3")),
+        ("p name", "p@3"), ("p function", partial(precision_at_k, k=3)),
+        ("p scorer", make_ranking_scorer("precision", k=3)),
+    ]:
+        state = BoltzRankLoss(8, metric=metric).prepare(y, qid, random_state=0)
+        gains[key] = state.rank_samples().gains
+    for name in ("ndcg", "p"):
+        assert_allclose(gains[f"{name} function"], gains[f"{name} name"], rtol=1e-12)
+        assert_allclose(gains[f"{name} scorer"], gains[f"{name} name"], rtol=1e-12)
+    assert not np.allclose(gains["ndcg name"], gains["p name"])
+    # a function must give one value per query with average=False
+    with pytest.raises(ValueError, match=r"^metric=.* must return one value per query"):
+        BoltzRankLoss(8, metric=lambda y, s, *, qid, average: np.zeros(3)).prepare(
+            y, qid, random_state=0)
