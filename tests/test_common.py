@@ -1,11 +1,13 @@
 """scikit-learn's estimator checks over every skrank estimator; shared docs."""
 
 import inspect
+import re
 
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, QueryNormalizer, SoftRankRanker
+from skrank.rankers._params import format_default
 from skrank.utils._sklearn_compat import assert_docstring_consistency
 from skrank.utils.estimator_checks import expected_failed_checks
 
@@ -75,3 +77,33 @@ def test_shared_parameters_and_attributes_are_documented_alike():
     assert_docstring_consistency([*rankers, BoltzRankRanker], include_params=same_default,
                                  include_attrs=["n_iter_", "loss_curve_", "validation_scores_",
                                                 "best_validation_score_", "coef_", "coefs_"])
+    # LogRank: one solver (L-BFGS) to convergence, no early stopping, and its
+    # own penalty form; the parameters it shares otherwise read the same
+    own_meaning = {"alpha", "max_iter", "tol", "n_init", "verbose"}
+    with_logrank = sorted(set(shared) & set(inspect.signature(LogRankRanker).parameters)
+                          - own_meaning)
+    assert with_logrank == ["activation", "hidden_layer_sizes", "n_jobs", "random_state",
+                            "warm_start"]
+    assert_docstring_consistency([*rankers, LogRankRanker], include_params=with_logrank,
+                                 include_attrs=["coef_", "coefs_", "n_features_in_",
+                                                "feature_names_in_"])
+
+
+@pytest.mark.parametrize("ranker", [ListNetRanker, SoftRankRanker, BoltzRankRanker,
+                                    LogRankRanker], ids=lambda r: r.__name__)
+def test_documented_defaults_are_the_signatures(ranker):
+    """Each parameter's ``default=`` in the docstring is the ranker's own (BoltzRank's
+    ``batch_size=4``, LogRank's ``max_iter=500``...), also in the shared fragments."""
+    doc = inspect.getdoc(ranker)
+    section = doc.split("Parameters\n----------\n", 1)[1].split("\n\nAttributes\n", 1)[0]
+    documented = dict(re.findall(r"^(\w+) : .*, default=(.+)$", section, flags=re.M))
+    signature = {n: p.default for n, p in inspect.signature(ranker).parameters.items()}
+    assert documented.keys() == signature.keys()
+    assert "%(" not in doc  # every placeholder filled
+    for name, default in signature.items():
+        assert documented[name] == format_default(default), name
+    expected = {BoltzRankRanker: {"batch_size": "4", "n_init": "3", "activation": '"scaled_tanh"',
+                                  "hidden_layer_sizes": "(5,)"},
+                LogRankRanker: {"max_iter": "500", "tol": "1e-6", "alpha": '"auto"'}}
+    for name, shown in expected.get(ranker, {}).items():
+        assert documented[name] == shown

@@ -19,7 +19,13 @@ from sklearn.model_selection import GroupKFold, cross_val_score
 import skrank.rankers
 from skrank import get_ranking_scorer, make_ranking, ndcg_score
 from skrank._core._build import make_network, restore_network
-from skrank._core._fit import Objective, RunResult, average_runs, fit_runs
+from skrank._core._fit import (
+    Objective,
+    RunResult,
+    UnscorableValidationError,
+    average_runs,
+    fit_runs,
+)
 from skrank._core._mlp import LinearNetwork
 from skrank.losses import LOSSES
 from skrank.rankers import _base
@@ -670,3 +676,28 @@ def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, p
         assert_array_equal(a.X, b.X)
         assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
     assert scattered._X_train is None
+
+
+@pytest.mark.parametrize("given", [True, False], ids=["X_val", "held-out"])
+def test_nan_validation_scores_are_told_in_the_rankers_terms(data, monkeypatch, given):
+    """The core raises in its own terms (the validation rows); the ranker names X_val,
+    or the held-out queries of X and early_stopping."""
+    X, y, qid = data
+
+    def unscorable(*args, **kwargs):
+        raise UnscorableValidationError(1e300)
+
+    monkeypatch.setattr(_base, "fit_runs", unscorable)
+    with pytest.raises(UnscorableValidationError, match=r"the validation rows hold values"):
+        unscorable()
+    ranker = skrank.ListNetRanker(max_iter=2, random_state=0)
+    if given:
+        match = (r"^The scores of the validation queries are NaN .*: X_val holds values the "
+                 r"model cannot score \(its largest absolute value is 1e\+300\)\. Scale X_val")
+        with pytest.raises(ValueError, match=match):
+            ranker.fit(X[qid >= 10], y[qid >= 10], qid=qid[qid >= 10],
+                       X_val=X[qid < 10], y_val=y[qid < 10], qid_val=qid[qid < 10])
+    else:
+        match = r"1e\+300\)\. They are held-out queries of X \(early_stopping=True\): scale X"
+        with pytest.raises(ValueError, match=match):
+            ranker.fit(X, y, qid=qid)

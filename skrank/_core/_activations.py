@@ -104,7 +104,7 @@ def _check_combinable(output_activation):
     """``combine`` is exact only for a score linear in the output weights."""
     if output_activation != "identity":
         raise ValueError(
-            "combining networks (averaging restarts) needs output_activation='identity': "
-            "the average of networks with a nonlinear output unit is no such network; "
-            f"got output_activation={output_activation!r}. Use restarts='best'."
+            "combining networks needs the identity output (output_activation="
+            "'identity'): the average of networks with a nonlinear output unit is no "
+            f"such network; got output_activation={output_activation!r}."
         )

@@ -6,13 +6,20 @@ Nothing here reads an estimator. A ranker's front end builds
   and the L2 strength (what the solvers minimise); for a linear model on a
   loss of sample logits, possibly the same objective folded once per fit
   (:func:`skrank._core._folded.make_objective` chooses);
-* a solver from :data:`skrank._core._solvers.SOLVERS`;
+* a solver from :data:`skrank._core._solvers.SOLVERS`, with keyword
+  arguments;
 * a :class:`StoppingRule`: patience, tolerance and the monitored metric on
   the validation queries (or the training objective without them);
+* :class:`Restarts`: how many runs, how they are combined, how many run in
+  parallel;
 
 and calls :func:`fit_runs` with the initial parameter vectors and seeds of
 its runs (in parallel through scikit-learn's joblib wrapper), then
 :func:`average_runs` or :func:`best_run` to keep one model.
+
+The errors raised here speak of the objects above (the validation queries,
+the solver's step), never of an estimator's parameters: a front end
+translates them into its own terms.
 
 The training queries are addressed through an array of row indices into
 ``X``. A stochastic solver takes the rows of each mini-batch from ``X``
@@ -202,9 +209,49 @@ class Objective:
             ))
 
 
+#: How :class:`Restarts` combines its runs: one network scoring the mean of
+#: their standardised scores (:func:`average_runs`), or the best run
+#: (:func:`best_run`).
+COMBINE = ("average", "best")
+
+
+@dataclass(frozen=True)
+class Restarts:
+    """The runs of a fit: their number, how they are combined, how many run at once.
+
+    ``n_init`` runs start from independent initialisations; ``combine`` (one
+    of :data:`COMBINE`) keeps one network from them; ``n_jobs`` runs are
+    trained in parallel (:func:`fit_runs`).
+    """
+
+    n_init: int = 1
+    combine: str = "best"
+    n_jobs: object = None
+
+
+class UnscorableValidationError(ValueError):
+    """The validation queries got NaN scores while the training scores are finite.
+
+    ``largest`` is the largest absolute value of the validation rows; a front
+    end re-raises it naming where those rows came from.
+    """
+
+    def __init__(self, largest):
+        super().__init__(
+            "The scores of the validation queries are NaN while the training scores are "
+            "finite: the validation rows hold values the model cannot score (their "
+            f"largest absolute value is {largest:.3g})."
+        )
+        self.largest = largest
+
+
 @dataclass
 class StoppingRule:
     """When a run stops, and which of its parameter vectors it keeps.
+
+    A front end builds it with its ``tol``, ``n_iter_no_change``, ``scorer``
+    and ``verbose``; the fit then gives it the held-out queries and whether
+    the solver needs the training metric (:func:`dataclasses.replace`).
 
     With ``validation`` (``(X, y, layout)`` of held-out queries), the
     ``scorer`` is computed on them after every epoch; the run stops after
@@ -271,13 +318,7 @@ class Monitor:
             X, y, layout = rule.validation
             scores = self.objective.network.forward(params, X, layout)[0]
             if np.isnan(scores).any():  # +-inf is still a ranking; NaN is none
-                top = float(abs(X).max())
-                raise ValueError(
-                    "The scores of the validation queries are NaN while the "
-                    "training scores are finite: X_val holds values the model "
-                    f"cannot score (its largest absolute value is {top:.3g}). Scale "
-                    "X_val as the training X."
-                )
+                raise UnscorableValidationError(float(abs(X).max()))
             score = self._metric(scores, y, layout)
             self.validation_scores.append(score)
             line += f", validation {rule.scorer.name} = {score:.4f}"

@@ -10,9 +10,9 @@ when asked for with ``needs_train_metric``), and runs::
     params, converged = solver.minimize(problem, params, monitor, random_state)
 
 ``converged`` is False exactly when ``max_iter`` ran out before the monitor
-(or L-BFGS itself) stopped the run. Each solver class lists the names of its
-settings in ``parameters``, so a front end builds any of them the same way.
-:data:`SOLVERS` maps names to classes.
+(or L-BFGS itself) stopped the run. A front end builds the solver it needs
+with keyword arguments (``Adam(learning_rate_init=..., batch_size=...,
+max_iter=...)``); :data:`SOLVERS` maps names to classes.
 
 A run that overflows raises :class:`DivergenceError` (what overflowed, and
 where); the stochastic solvers check the parameters after every step,
@@ -50,7 +50,6 @@ class _StochasticSolver:
     (SoftRank's schedule, Taylor et al. 2008, §4.5).
     """
 
-    parameters = ("learning_rate_init", "batch_size", "max_iter", "learning_rate_decay")
     full_batch = False
 
     def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0):
@@ -128,8 +127,6 @@ class Adam(_StochasticSolver):
 class SGD(_StochasticSolver):
     """Stochastic gradient descent with (heavy-ball) momentum."""
 
-    parameters = (*_StochasticSolver.parameters, "momentum")
-
     def __init__(self, *, learning_rate_init, batch_size, max_iter, learning_rate_decay=1.0,
                  momentum=0.9):
         super().__init__(learning_rate_init=learning_rate_init, batch_size=batch_size,
@@ -162,7 +159,6 @@ class LBFGS:
     """
 
     needs_train_metric = False
-    parameters = ("max_iter", "tol")
     full_batch = True
 
     def __init__(self, *, max_iter, tol, ftol=None):

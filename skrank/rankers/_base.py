@@ -2,16 +2,19 @@
 
 :class:`BaseRanker` does what every ranker does (input checks, the query
 holdout for early stopping, restarts, fitted attributes, ``predict`` and
-``score`` with ``qid``, metadata requests). What a ranker fits is given by
-four builders: ``_make_network``, ``_make_loss``, ``_make_solver`` and
-``_fit_settings``. :class:`NeuralRanker` implements them for the rankers
-trained by the neural fit loop (a linear model or an MLP, Adam / SGD /
-L-BFGS).
+``score`` with ``qid``, metadata requests). A ranker's ``fit`` hands
+``_fit`` its solver, its restarts and its early-stopping split as keyword
+arguments, and ``_fit`` asks it for the network, the loss and the stopping
+rule (``_make_network``, ``_make_loss``, ``_make_stopping``), each built
+with keyword arguments from the ranker's parameters. :class:`NeuralRanker`
+does so for the rankers trained by the neural fit loop (a linear model or an
+MLP, Adam / SGD / L-BFGS). The core's errors speak of its own objects;
+this module translates them into the ranker's parameters.
 """
 
 import warnings
-from dataclasses import dataclass
-from numbers import Integral, Real
+from dataclasses import replace
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,36 +24,28 @@ from sklearn.utils import check_random_state
 from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
-from .._core._fit import StoppingRule, average_runs, best_run, fit_runs
+from .._core._fit import (
+    Restarts,
+    StoppingRule,
+    UnscorableValidationError,
+    average_runs,
+    best_run,
+    fit_runs,
+)
 from .._core._folded import make_objective
-from .._core._activations import ACTIVATIONS
 from .._core._build import FITTED_ATTRIBUTES, make_network, restore_network
 from .._core._mlp import LinearNetwork
-from .._core._solvers import SOLVERS, DivergenceError, check_finite
-from ..losses import LOSSES
+from .._core._solvers import LBFGS, SGD, Adam, DivergenceError, check_finite
 from ..metrics import ndcg_score
-from ..metrics._scorer import RankingScorer, get_ranking_scorer
-from ..utils._sklearn_compat import (
-    MAX_LENGTH,
-    Integer,
-    Interval,
-    StrOptions,
-    _fit_context,
-    validate_data,
-)
+from ..metrics._scorer import get_ranking_scorer
+from ..utils._sklearn_compat import _fit_context, validate_data
 from ..utils._query_layout import QueryLayout, check_qid, default_qid, implicit_query
 from ..utils._validation import check_numeric, keep_fitted_state_on_error, query_weights
+from ._params import EARLY_STOPPING, LAYER_UNITS, NETWORK, RESTARTS, SOLVER, constraints
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
 FLOAT_DTYPES = (np.float64, np.float32)
-
-#: How the runs of ``n_init`` initialisations are combined.
-RESTARTS = ("average", "best")
-
-#: The width of one hidden layer: ``hidden_layer_sizes`` as an int, or each
-#: of its entries (also of BoltzRank's ``pairwise_hidden_layer_sizes``).
-LAYER_UNITS = Integer(1, MAX_LENGTH, closed="both")
 
 
 def layer_sizes(value):
@@ -87,29 +82,13 @@ def fitted_qid(qid, n_samples, n_fit_queries, *, owner, method, strict):
     return default_qid(qid, n_samples)
 
 
-@dataclass
-class FitSettings:
-    """What the front end needs besides the network, the loss and the solver."""
-
-    alpha: float
-    early_stopping: bool
-    validation_fraction: float
-    scoring: object
-    tol: float
-    n_iter_no_change: int
-    n_init: int
-    restarts: str
-    n_jobs: object
-    random_state: object
-    verbose: int
-    warm_start: bool
-
-
 class BaseRanker(BaseEstimator):
     """Base class of the rankers: fit through the shared loop, predict, score.
 
-    Subclasses implement ``_make_network(n_features)``, ``_make_loss()``,
-    ``_make_solver()`` and ``_fit_settings()``.
+    Subclasses implement ``fit`` (calling ``_fit`` with their solver,
+    restarts and early-stopping split), ``_make_network(n_features)``,
+    ``_make_loss()``, ``_make_stopping()``, ``_penalty_strength(n_queries)``
+    and ``_step_size_advice()``.
     """
 
     # With metadata routing on, fit and score receive qid without
@@ -121,52 +100,19 @@ class BaseRanker(BaseEstimator):
 
     # ------------------------------------------------------------------
     # Fit
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None, sample_weight=None):
-        """Fit the ranker.
+    def _fit(self, X, y, qid, sample_weight, *, X_val=None, y_val=None, qid_val=None,
+             solver, restarts, validation_fraction, random_state, warm_start):
+        """The fit, from the ranker's explicit choices; returns ``self``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature rows. float32 is kept (the network runs in float32, no
-            float64 copy is made); other dtypes are converted to float64.
-        y : array-like of shape (n_samples,)
-            Relevance labels (larger is more relevant): numbers. Strings such
-            as ``"1"`` are refused (``TypeError``), not parsed: convert them
-            first, e.g. ``y.astype(float)``.
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row (integers or strings, rows in any order).
-            None means all rows belong to one query; with more than 100 rows
-            that is more likely a forgotten ``qid``, and it warns.
-        X_val : {array-like, sparse matrix} of shape (n_val_samples, n_features), \
-                default=None
-            Validation rows for early stopping (e.g. LETOR's ``vali`` split).
-            When given, all queries of ``X`` are used for training and
-            ``validation_fraction`` is ignored. Needs ``early_stopping=True``.
-        y_val : array-like of shape (n_val_samples,), default=None
-            Labels of ``X_val``; required with it.
-        qid_val : array-like of shape (n_val_samples,), default=None
-            Query ids of ``X_val``; None means one query.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Query weights, as in LightGBM and XGBoost: the weight of each
-            row's query, the same for all rows of a query. The training
-            objective becomes the weighted mean of the query losses (integer
-            weights act as repeated queries), so only the ratios of the
-            weights matter: constant weights, of any size, give the
-            unweighted fit. The early-stopping metric on validation queries
-            is unweighted. None weighs queries equally.
-
-        Returns
-        -------
-        self : object
-            The fitted ranker.
+        ``solver`` (from :data:`~skrank._core._solvers.SOLVERS`) and
+        ``restarts`` (:class:`~skrank._core._fit.Restarts`) are built by the
+        ranker; ``validation_fraction`` is the fraction of the queries held
+        out for early stopping, None without early stopping; ``warm_start``
+        continues a fitted network. The network, the loss and the stopping
+        rule come from ``_make_network``, ``_make_loss`` and
+        ``_make_stopping``, when the data are known.
         """
-        with keep_fitted_state_on_error(self):
-            return self._fit(X, y, qid, X_val, y_val, qid_val, sample_weight)
-
-    def _fit(self, X, y, qid, X_val, y_val, qid_val, sample_weight):
-        settings = self._fit_settings()
-        warm = settings.warm_start and self._is_fitted()
+        warm = warm_start and self._is_fitted()
         if y is not None:  # (None: scikit-learn's own message)
             check_numeric(y, "y")
         X, y = validate_data(
@@ -176,16 +122,16 @@ class BaseRanker(BaseEstimator):
                                             routing_hint=True))
         weights = None if sample_weight is None else query_weights(sample_weight, layout)
         self._check_labels(y, layout)
-        scorer = _validation_scorer(settings.scoring)
+        stopping = self._make_stopping()
+        scorer = stopping.scorer
         loss = self._make_loss()
-        solver = self._make_solver()
-        rng = check_random_state(settings.random_state)
+        rng = check_random_state(random_state)
         loss_seed = rng.randint(np.iinfo(np.int32).max)
 
-        validation = self._check_validation_set(settings, X_val, y_val, qid_val)
+        validation = self._check_validation_set(validation_fraction, X_val, y_val, qid_val)
         train = np.arange(layout.n_queries)
         if validation is None:
-            train, val = _split_queries(layout, settings, rng)
+            train, val = _split_queries(layout, validation_fraction, rng)
             if val is not None:
                 rows, val_layout = _query_rows(layout, val)
                 validation = (X[rows], y[rows], val_layout)
@@ -227,29 +173,23 @@ class BaseRanker(BaseEstimator):
             starts = [start]
         else:
             network = self._make_network(X.shape[1])
-            init_seeds = rng.randint(np.iinfo(np.int32).max, size=settings.n_init)
+            init_seeds = rng.randint(np.iinfo(np.int32).max, size=restarts.n_init)
             starts = [network.init_params(np.random.RandomState(s)) for s in init_seeds]
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
         # with query weights, the effective number of queries (integer weights
         # act as repeated queries)
         n_effective = train_layout.n_queries if weights is None else _total(weights[train])
-        alpha = self._penalty_strength(settings, n_effective)
+        alpha = self._penalty_strength(n_effective)
         objective = make_objective(network, loss, state, y_train, X, rows, alpha)
-        stopping = StoppingRule(
-            tol=settings.tol,
-            n_iter_no_change=settings.n_iter_no_change,
-            scorer=scorer,
-            validation=validation,
-            train_metric=solver.needs_train_metric,
-            verbose=settings.verbose,
-        )
+        stopping = replace(stopping, validation=validation,
+                           train_metric=solver.needs_train_metric)
         if solver.full_batch:
             objective.gather()  # see Objective.gather
         try:
             runs = fit_runs(objective, solver, stopping, starts, run_seeds,
-                            n_jobs=settings.n_jobs)
+                            n_jobs=restarts.n_jobs)
             best = best_run(objective, runs)
-            averaged = settings.restarts == "average" and len(runs) > 1
+            averaged = restarts.combine == "average" and len(runs) > 1
             if averaged:
                 network, params = average_runs(objective, runs)
                 check_finite(params, "averaged weights")
@@ -257,8 +197,18 @@ class BaseRanker(BaseEstimator):
                 params = best.params
         except DivergenceError as exc:
             raise DivergenceError(
-                f"{type(self).__name__}: {exc} "
-                f"{self._divergence_advice(X, alpha, weights, solver)}"
+                f"{type(self).__name__}: {exc} {self._divergence_advice(X, alpha, weights)}"
+            ) from None
+        except UnscorableValidationError as exc:
+            if X_val is None:
+                raise ValueError(
+                    f"{exc} They are held-out queries of X (early_stopping=True): "
+                    "scale X, e.g. with StandardScaler."
+                ) from None
+            raise ValueError(
+                "The scores of the validation queries are NaN while the training scores "
+                "are finite: X_val holds values the model cannot score (its largest "
+                f"absolute value is {exc.largest:.3g}). Scale X_val as the training X."
             ) from None
         for name in FITTED_ATTRIBUTES:
             self.__dict__.pop(name, None)
@@ -287,7 +237,7 @@ class BaseRanker(BaseEstimator):
             )
         return self
 
-    def _divergence_advice(self, X, alpha, weights, solver):
+    def _divergence_advice(self, X, alpha, weights):
         """What to tell of a diverged fit: the likely causes among its settings.
 
         A setting is blamed when it is extreme (:data:`EXTREME`): the
@@ -304,11 +254,9 @@ class BaseRanker(BaseEstimator):
         scale = (f"the scale of X (its largest absolute value is {top:.3g}): scale the "
                  "features, e.g. with StandardScaler or skrank's QueryNormalizer")
         (likely if top >= EXTREME else possible).append(scale)
-        if "learning_rate_init" in solver.parameters:
-            rate = solver.learning_rate_init
-            step = (f"the step size (learning_rate_init={rate!r} with "
-                    f"solver={getattr(self, 'solver', None)!r}): lower learning_rate_init")
-            (likely if rate >= 1 else possible).insert(0, step)
+        step, extreme = self._step_size_advice()
+        if step is not None:
+            (likely if extreme else possible).insert(0, step)
         if likely:
             return f"Likely cause{'s' if len(likely) > 1 else ''}: {'; '.join(likely)}."
         return f"Possible causes: {'; '.join(possible)}."
@@ -349,14 +297,18 @@ class BaseRanker(BaseEstimator):
                 UserWarning,
             )
 
-    def _penalty_strength(self, settings, n_queries):
+    def _penalty_strength(self, n_queries):
         """``alpha`` of the L2 penalty added to the mean loss over ``n_queries``."""
-        return settings.alpha
+        return self.alpha
+
+    def _step_size_advice(self):
+        """``(advice, extreme)`` on the solver's step size of a diverged fit; None without one."""
+        return None, False
 
     def _check_warm_network(self, network):
         """Raise if the fitted network cannot continue under the current parameters."""
 
-    def _check_validation_set(self, settings, X_val, y_val, qid_val):
+    def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val):
         """``(X_val, y_val, layout)`` of a given validation set, or None."""
         if X_val is None and y_val is None and qid_val is None:
             return None
@@ -372,7 +324,7 @@ class BaseRanker(BaseEstimator):
                 "set; got X_val/y_val. Choose its hyperparameters on held-out queries "
                 "instead (e.g. RankerSearchCV)."
             )
-        if not settings.early_stopping:
+        if validation_fraction is None:
             raise ValueError(
                 "X_val/y_val are used for early stopping only; got them with "
                 "early_stopping=False."
@@ -536,10 +488,10 @@ def _has_signal(scorer, y, layout, name):
     return bool(np.isfinite(best) and np.isfinite(worst) and best != worst)
 
 
-def _split_queries(layout, settings, rng):
-    """Query numbers used for training and (with early stopping) validation."""
+def _split_queries(layout, validation_fraction, rng):
+    """Query numbers used for training and validation (None: no early stopping)."""
     queries = np.arange(layout.n_queries)
-    if not settings.early_stopping:
+    if validation_fraction is None:
         return queries, None
     if layout.n_queries < 2:
         warnings.warn(
@@ -550,7 +502,7 @@ def _split_queries(layout, settings, rng):
             UserWarning,
         )
         return queries, None
-    n_val = int(np.clip(round(settings.validation_fraction * layout.n_queries), 1,
+    n_val = int(np.clip(round(validation_fraction * layout.n_queries), 1,
                         layout.n_queries - 1))
     perm = rng.permutation(layout.n_queries)
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
@@ -574,37 +526,83 @@ class NeuralRanker(BaseRanker):
     """Base class of the rankers trained by the neural fit loop.
 
     A linear model or an MLP, trained by Adam, SGD or L-BFGS on a listwise
-    loss from :data:`skrank.losses.LOSSES` named by ``_loss``; subclasses
-    add the loss's own parameters (``_loss_parameters``).
+    loss, with early stopping on held-out queries and restarts: the four
+    groups of :mod:`skrank.rankers._params`. Subclasses add the loss's own
+    parameters and build the loss (``_make_loss``).
     """
 
-    #: Name of the loss in :data:`skrank.losses.LOSSES`.
-    _loss = None
-    #: Names of the loss's parameters that are also the ranker's.
-    _loss_parameters = ()
+    _parameter_constraints = constraints(NETWORK, SOLVER, EARLY_STOPPING, RESTARTS)
 
-    _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", LAYER_UNITS],
-        "activation": [StrOptions(set(ACTIVATIONS))],
-        "solver": [StrOptions(set(SOLVERS))],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Integer(1, None, closed="left")],
-        "max_iter": [Integer(1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "scoring": [str, RankingScorer],
-        "n_iter_no_change": [Integer(1, None, closed="left")],
-        "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
-        "momentum": [Interval(Real, 0, 1, closed="both")],
-        "n_init": [Integer(1, MAX_LENGTH, closed="both")],
-        "restarts": [StrOptions(set(RESTARTS))],
-        "n_jobs": [None, Integer()],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "warm_start": ["boolean"],
-    }
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None, sample_weight=None):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature rows. float32 is kept (the network runs in float32, no
+            float64 copy is made); other dtypes are converted to float64.
+        y : array-like of shape (n_samples,)
+            Relevance labels (larger is more relevant): numbers. Strings such
+            as ``"1"`` are refused (``TypeError``), not parsed: convert them
+            first, e.g. ``y.astype(float)``.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row (integers or strings, rows in any order).
+            None means all rows belong to one query; with more than 100 rows
+            that is more likely a forgotten ``qid``, and it warns.
+        X_val : {array-like, sparse matrix} of shape (n_val_samples, n_features), \
+                default=None
+            Validation rows for early stopping (e.g. LETOR's ``vali`` split).
+            When given, all queries of ``X`` are used for training and
+            ``validation_fraction`` is ignored. Needs ``early_stopping=True``.
+        y_val : array-like of shape (n_val_samples,), default=None
+            Labels of ``X_val``; required with it.
+        qid_val : array-like of shape (n_val_samples,), default=None
+            Query ids of ``X_val``; None means one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, as in LightGBM and XGBoost: the weight of each
+            row's query, the same for all rows of a query. The training
+            objective becomes the weighted mean of the query losses (integer
+            weights act as repeated queries), so only the ratios of the
+            weights matter: constant weights, of any size, give the
+            unweighted fit. The early-stopping metric on validation queries
+            is unweighted. None weighs queries equally.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        with keep_fitted_state_on_error(self):
+            return self._fit(
+                X, y, qid, sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
+                solver=self._make_solver(),
+                restarts=Restarts(n_init=self.n_init, combine=self.restarts, n_jobs=self.n_jobs),
+                validation_fraction=self.validation_fraction if self.early_stopping else None,
+                random_state=self.random_state,
+                warm_start=self.warm_start,
+            )
+
+    def _make_solver(self):
+        if self.solver == "lbfgs":
+            return LBFGS(max_iter=self.max_iter, tol=self.tol)
+        if self.solver == "sgd":
+            return SGD(learning_rate_init=self.learning_rate_init, batch_size=self.batch_size,
+                       max_iter=self.max_iter, learning_rate_decay=self.learning_rate_decay,
+                       momentum=self.momentum)
+        return Adam(learning_rate_init=self.learning_rate_init, batch_size=self.batch_size,
+                    max_iter=self.max_iter, learning_rate_decay=self.learning_rate_decay)
+
+    def _make_stopping(self):
+        return StoppingRule(tol=self.tol, n_iter_no_change=self.n_iter_no_change,
+                            scorer=_validation_scorer(self.scoring), verbose=self.verbose)
+
+    def _step_size_advice(self):
+        if self.solver == "lbfgs":  # no step size
+            return None, False
+        rate = self.learning_rate_init
+        return (f"the step size (learning_rate_init={rate!r} with solver={self.solver!r}): "
+                "lower learning_rate_init"), rate >= 1
 
     def _hidden_sizes(self):
         sizes = layer_sizes(self.hidden_layer_sizes)
@@ -647,26 +645,3 @@ class NeuralRanker(BaseRanker):
                 f"{network.activation!r}, but got activation={self.activation!r}; set "
                 "warm_start=False to fit a new one."
             )
-
-    def _make_loss(self):
-        return LOSSES[self._loss](**{name: getattr(self, name) for name in self._loss_parameters})
-
-    def _make_solver(self):
-        cls = SOLVERS[self.solver]
-        return cls(**{name: getattr(self, name) for name in cls.parameters})
-
-    def _fit_settings(self):
-        return FitSettings(
-            alpha=self.alpha,
-            early_stopping=self.early_stopping,
-            validation_fraction=self.validation_fraction,
-            scoring=self.scoring,
-            tol=self.tol,
-            n_iter_no_change=self.n_iter_no_change,
-            n_init=self.n_init,
-            restarts=self.restarts,
-            n_jobs=self.n_jobs,
-            random_state=self.random_state,
-            verbose=self.verbose,
-            warm_start=self.warm_start,
-        )

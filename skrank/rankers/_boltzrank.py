@@ -7,13 +7,15 @@ from .._core._build import make_network
 from .._core._pairwise import PairwiseNetwork
 from ..losses import BoltzRankLoss
 from ..utils._sklearn_compat import StrOptions
-from ._base import LAYER_UNITS, NeuralRanker, layer_sizes
+from ._base import NeuralRanker, layer_sizes
+from ._params import DEFAULTS, LAYER_UNITS, fill_parameters
 
 _LOSS_DEFAULTS = {
     name: p.default for name, p in inspect.signature(BoltzRankLoss).parameters.items()
 }
 
 
+@fill_parameters
 class BoltzRankRanker(NeuralRanker):
     r"""BoltzRank: maximise the expected gain of a Boltzmann distribution over rankings.
 
@@ -78,77 +80,25 @@ class BoltzRankRanker(NeuralRanker):
         ``"identity"`` when ``hidden_layer_sizes=()``, and for
         ``restarts="average"`` (the average of bounded networks is no such
         network).
-    solver : {"adam", "sgd", "lbfgs"}, default="adam"
-        ``"adam"`` and ``"sgd"`` take steps on mini-batches of whole
-        queries; ``"lbfgs"`` minimises the full objective with
-        :func:`scipy.optimize.minimize` (one iteration = one L-BFGS step).
-    alpha : float, default=1e-4
-        Strength of the L2 penalty :math:`\frac{\alpha}{2}\|W\|^2` on the
-        weights (not the hidden biases), added to the mean loss per query.
-    learning_rate_init : float, default=1e-2
-        Step size of ``"adam"`` and ``"sgd"``.
-    batch_size : int, default=4
-        Number of *queries* per mini-batch (``"adam"``, ``"sgd"``); capped
-        at the number of training queries. The paper steps on one query at
-        a time (``batch_size=1``); see Notes.
-    max_iter : int, default=200
-        Maximum number of epochs (``"adam"``, ``"sgd"``) or L-BFGS
-        iterations.
-    tol : float, default=1e-4
-        Minimum improvement of the monitored quantity (``scoring`` on the
-        validation queries with early stopping, otherwise the training
-        objective) that resets the patience counter; also the gradient
-        tolerance of ``"lbfgs"``.
-    early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the *queries* (chosen with
-        ``random_state``), compute ``scoring`` on them after each epoch, stop
-        after ``n_iter_no_change`` epochs without improvement and keep the
-        weights of the best epoch. With fewer than two queries (e.g.
-        ``qid=None``) a warning is issued and the training objective decides
-        when to stop instead.
-    validation_fraction : float, default=0.2
-        Fraction of the queries held out for early stopping (at least one
-        query, and at least one query left for training).
-    scoring : str or RankingScorer, default="ndcg@10"
-        Metric monitored on the held-out queries, e.g. ``"ndcg@10"`` or
-        ``"map"`` (see :func:`skrank.metrics.get_ranking_scorer`).
-    n_iter_no_change : int, default=10
-        Patience, in epochs (or L-BFGS iterations).
-    learning_rate_decay : float, default=1.0
-        Factor by which the step size is multiplied after an epoch in which
-        ``scoring`` on the training queries did not improve; 1.0 keeps it
-        constant. Unused by ``"lbfgs"``.
-    momentum : float, default=0.9
-        Momentum of ``solver="sgd"``.
-    n_init : int, default=3
-        Number of independent random initialisations, each trained to the
-        end; ``restarts`` says how they are combined (the paper: 10 restarts,
-        keeping the best on the validation queries; here 3, averaged by
-        default, see Notes). A fit costs ``n_init`` runs; ``n_jobs`` trains
-        them in parallel.
-    restarts : {"average", "best"}, default="average"
-        How the ``n_init`` runs are combined. ``"average"``: the model
-        scores the mean of the runs' scores, each divided by its pooled
-        within-query standard deviation on the training rows (for the linear
-        model this is again one linear model; for an MLP, one MLP whose
-        hidden layers hold the runs' units side by side). ``"best"``: the
-        run with the best validation score (without early stopping, the
-        lowest final training objective) is kept.
-    n_jobs : int, default=None
-        Number of runs trained in parallel with joblib (``None`` means 1
-        unless in a :func:`joblib.parallel_backend` context, ``-1`` all
-        processors). Results do not depend on it.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the validation split, of the initialisations and of the
-        mini-batch order. Pass an int for reproducible fits.
-    verbose : int, default=0
-        If positive, print one line per epoch: loss, training and validation
-        metric, elapsed seconds.
-    warm_start : bool, default=False
-        If True and the ranker is fitted, start from its current weights
-        (then there is a single run; ``n_init`` is ignored). The solver's
-        state (Adam moments, SGD velocity, decayed step size) starts afresh,
-        and the validation queries are drawn again from ``random_state``.
+    %(solver)s
+    %(alpha)s
+    %(learning_rate_init)s
+    %(batch_size)s
+        The paper steps on one query at a time (``batch_size=1``); see Notes.
+    %(max_iter)s
+    %(tol)s
+    %(learning_rate_decay)s
+    %(momentum)s
+    %(early_stopping_parameters)s
+    %(n_init)s
+        The paper: 10 restarts, keeping the best on the validation queries;
+        here 3, averaged by default (see Notes). A fit costs ``n_init``
+        runs; ``n_jobs`` trains them in parallel.
+    %(restarts)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
 
     Attributes
     ----------
@@ -299,8 +249,6 @@ class BoltzRankRanker(NeuralRanker):
     # routing-on Pipeline passes qid to predict by default
     __metadata_request__predict = {"qid": True}
 
-    _loss = "boltzrank"
-    _loss_parameters = tuple(BoltzRankLoss._parameter_constraints)
     _parameter_constraints = {
         **NeuralRanker._parameter_constraints,
         **BoltzRankLoss._parameter_constraints,
@@ -322,24 +270,24 @@ class BoltzRankRanker(NeuralRanker):
         hidden_layer_sizes=(5,),
         activation="scaled_tanh",
         output_activation="identity",
-        solver="adam",
-        alpha=1e-4,
-        learning_rate_init=1e-2,
-        batch_size=4,
-        max_iter=200,
-        tol=1e-4,
-        early_stopping=True,
-        validation_fraction=0.2,
-        scoring="ndcg@10",
-        n_iter_no_change=10,
-        learning_rate_decay=1.0,
-        momentum=0.9,
+        solver=DEFAULTS["solver"],
+        alpha=DEFAULTS["alpha"],
+        learning_rate_init=DEFAULTS["learning_rate_init"],
+        batch_size=4,  # with n_init=3: measured (Notes)
+        max_iter=DEFAULTS["max_iter"],
+        tol=DEFAULTS["tol"],
+        learning_rate_decay=DEFAULTS["learning_rate_decay"],
+        momentum=DEFAULTS["momentum"],
+        early_stopping=DEFAULTS["early_stopping"],
+        validation_fraction=DEFAULTS["validation_fraction"],
+        scoring=DEFAULTS["scoring"],
+        n_iter_no_change=DEFAULTS["n_iter_no_change"],
         n_init=3,
-        restarts="average",
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
+        restarts=DEFAULTS["restarts"],
+        n_jobs=DEFAULTS["n_jobs"],
+        random_state=DEFAULTS["random_state"],
+        verbose=DEFAULTS["verbose"],
+        warm_start=DEFAULTS["warm_start"],
     ):
         self.n_rankings = n_rankings
         self.gain_weight = gain_weight
@@ -356,18 +304,27 @@ class BoltzRankRanker(NeuralRanker):
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.tol = tol
+        self.learning_rate_decay = learning_rate_decay
+        self.momentum = momentum
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.scoring = scoring
         self.n_iter_no_change = n_iter_no_change
-        self.learning_rate_decay = learning_rate_decay
-        self.momentum = momentum
         self.n_init = n_init
         self.restarts = restarts
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+
+    def _make_loss(self):
+        return BoltzRankLoss(
+            n_rankings=self.n_rankings,
+            gain_weight=self.gain_weight,
+            objective=self.objective,
+            metric=self.metric,
+            target_temperature=self.target_temperature,
+        )
 
     def _pairwise_sizes(self):
         sizes = self.pairwise_hidden_layer_sizes

@@ -6,19 +6,23 @@ from numbers import Real
 
 import numpy as np
 
+from .._core._fit import Restarts, StoppingRule
 from .._core._solvers import LBFGS
 from ..losses import LogRankLoss
 from ..losses._logrank import parse_gain, resolve_sampler
 from ..metrics._ranking import check_relevance_threshold
+from ..metrics._scorer import get_ranking_scorer
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import keep_fitted_state_on_error
-from ._base import EXTREME, FitSettings, NeuralRanker
+from ._base import EXTREME, NeuralRanker
+from ._params import DEFAULTS, NETWORK, constraints, fill_parameters
 
 _LOSS_DEFAULTS = {
     name: p.default for name, p in inspect.signature(LogRankLoss).parameters.items()
 }
 
 
+@fill_parameters
 class LogRankRanker(NeuralRanker):
     r"""LogRank: conditional log-linear models over rankings, trained by L-BFGS.
 
@@ -90,14 +94,7 @@ class LogRankRanker(NeuralRanker):
         by :math:`c` acts as dividing ``alpha`` by :math:`c`, as integer
         weights act as repeated queries); weights summing beyond the largest
         float leave no penalty, and tiny weights make it overwhelming.
-    hidden_layer_sizes : tuple of int, default=()
-        ``()`` is the paper's linear model :math:`f(x) = \langle w, x
-        \rangle` (fitted ``coef_``); ``(h,)`` scores with a one-hidden-layer
-        network (fitted ``coefs_`` and ``intercepts_``), which no objective
-        is convex in.
-    activation : {"tanh", "scaled_tanh", "relu", "logistic"}, default="tanh"
-        Hidden-layer activation; ``"scaled_tanh"`` is
-        :math:`1.7159 \tanh(2x/3)`. Unused when ``hidden_layer_sizes=()``.
+    %(network_parameters)s
     max_iter : int, default=500
         Maximum number of L-BFGS iterations.
     tol : float, default=1e-6
@@ -105,21 +102,15 @@ class LogRankRanker(NeuralRanker):
         (divided by the number of training queries) falls below this.
     n_init : int, default=1
         Number of random initialisations, each run by L-BFGS to the end; the
-        one with the lowest objective is kept (for the non-convex
-        ``"expected_gain"`` and hidden layers).
-    n_jobs : int, default=None
-        Number of runs trained in parallel with joblib (``None`` means 1
-        unless in a :func:`joblib.parallel_backend` context, ``-1`` all
-        processors). Results do not depend on it.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the sampled rankings and of the initialisations. Pass an int
-        for reproducible fits.
+        one with the lowest objective is kept (this matters for the
+        non-convex ``"expected_gain"``, and for hidden layers, in which no
+        objective is convex).
+    %(n_jobs)s
+    %(random_state)s
     verbose : int, default=0
         If positive, print one line per L-BFGS iteration: objective, training
         NDCG@10, elapsed seconds.
-    warm_start : bool, default=False
-        If True and the ranker is fitted, start from its current weights
-        (then there is a single run; ``n_init`` is ignored).
+    %(warm_start)s
 
     Attributes
     ----------
@@ -264,16 +255,13 @@ class LogRankRanker(NeuralRanker):
     True
     """
 
-    _loss = "logrank"
-    _loss_parameters = tuple(LogRankLoss._parameter_constraints)
     # the loss's parameters, alpha, and the network / L-BFGS / run parameters
     # shared with the other rankers (and only those)
     _parameter_constraints = {
         **LogRankLoss._parameter_constraints,
         "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
-        **{name: NeuralRanker._parameter_constraints[name] for name in (
-            "hidden_layer_sizes", "activation", "max_iter", "tol", "n_init", "n_jobs",
-            "random_state", "verbose", "warm_start")},
+        **constraints(NETWORK, "max_iter", "tol", "n_init", "n_jobs", "random_state",
+                      "verbose", "warm_start"),
     }
 
     def __init__(
@@ -290,15 +278,15 @@ class LogRankRanker(NeuralRanker):
         normalize_pairs=_LOSS_DEFAULTS["normalize_pairs"],
         relevance_threshold=_LOSS_DEFAULTS["relevance_threshold"],
         alpha="auto",
-        hidden_layer_sizes=(),
-        activation="tanh",
-        max_iter=500,
+        hidden_layer_sizes=DEFAULTS["hidden_layer_sizes"],
+        activation=DEFAULTS["activation"],
+        max_iter=500,  # L-BFGS to convergence (tol, ftol)
         tol=1e-6,
-        n_init=1,
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
+        n_init=DEFAULTS["n_init"],
+        n_jobs=DEFAULTS["n_jobs"],
+        random_state=DEFAULTS["random_state"],
+        verbose=DEFAULTS["verbose"],
+        warm_start=DEFAULTS["warm_start"],
     ):
         self.objective = objective
         self.metric = metric
@@ -348,7 +336,16 @@ class LogRankRanker(NeuralRanker):
             The fitted ranker.
         """
         with keep_fitted_state_on_error(self):
-            return self._fit(X, y, qid, None, None, None, sample_weight)
+            return self._fit(
+                X, y, qid, sample_weight,
+                solver=LBFGS(max_iter=self.max_iter, tol=self.tol, ftol=self.tol),
+                # the runs differ for "expected_gain" and hidden layers only: keep
+                # the one of lowest objective
+                restarts=Restarts(n_init=self.n_init, combine="best", n_jobs=self.n_jobs),
+                validation_fraction=None,  # no early stopping
+                random_state=self.random_state,
+                warm_start=self.warm_start,
+            )
 
     def _check_labels(self, y, layout):
         check_relevance_threshold(self.relevance_threshold)
@@ -394,31 +391,30 @@ class LogRankRanker(NeuralRanker):
         return (f"{what}, too weak to keep the weights bounded when the training queries "
                 f"can be ranked perfectly: pass a larger alpha{rescale}"), False
 
-    def _penalty_strength(self, settings, n_queries):
+    def _penalty_strength(self, n_queries):
         # alpha="auto": mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2) / n_queries
         return 2.0 / n_queries if self.alpha == "auto" else self.alpha
 
+    def _step_size_advice(self):
+        return None, False  # L-BFGS has no step size
+
     def _make_loss(self):
         # the fit needs the samples' coefficients, not their ranks
-        return LogRankLoss(**{name: getattr(self, name) for name in self._loss_parameters},
-                           store_ranks=False)
-
-    def _make_solver(self):
-        return LBFGS(max_iter=self.max_iter, tol=self.tol, ftol=self.tol)
-
-    def _fit_settings(self):
-        return FitSettings(
-            alpha=None,  # see _penalty_strength
-            early_stopping=False,
-            validation_fraction=0.2,
-            scoring="ndcg@10",  # printed with verbose only
-            tol=self.tol,
-            # L-BFGS decides when to stop (gtol, and scipy's relative decrease)
-            n_iter_no_change=self.max_iter + 1,
-            n_init=self.n_init,
-            restarts="best",
-            n_jobs=self.n_jobs,
-            random_state=self.random_state,
-            verbose=self.verbose,
-            warm_start=self.warm_start,
+        return LogRankLoss(
+            objective=self.objective,
+            metric=self.metric,
+            sampler=self.sampler,
+            n_rankings=self.n_rankings,
+            walk_length=self.walk_length,
+            walk_restart=self.walk_restart,
+            walk_restart_skew=self.walk_restart_skew,
+            normalize_pairs=self.normalize_pairs,
+            relevance_threshold=self.relevance_threshold,
+            store_ranks=False,
         )
+
+    def _make_stopping(self):
+        # L-BFGS decides when to stop (gtol, and scipy's relative decrease);
+        # NDCG@10 on the training queries is printed with verbose only
+        return StoppingRule(tol=self.tol, n_iter_no_change=self.max_iter + 1,
+                            scorer=get_ranking_scorer("ndcg@10"), verbose=self.verbose)

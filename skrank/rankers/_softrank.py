@@ -4,12 +4,14 @@ import inspect
 
 from ..losses import SoftRankLoss
 from ._base import NeuralRanker
+from ._params import DEFAULTS, fill_parameters
 
 _LOSS_DEFAULTS = {
     name: p.default for name, p in inspect.signature(SoftRankLoss).parameters.items()
 }
 
 
+@fill_parameters
 class SoftRankRanker(NeuralRanker):
     r"""SoftRank: listwise ranking by maximising a smoothed NDCG.
 
@@ -55,82 +57,10 @@ class SoftRankRanker(NeuralRanker):
         which needs every rank). None uses every rank, as the paper. A
         ``truncation`` well below half the query length can fail to train
         from small initial weights (see Notes).
-    hidden_layer_sizes : tuple of int, default=()
-        Units of each hidden layer of the scoring network. ``()`` is the
-        linear model :math:`f(x) = \langle w, x \rangle` (fitted ``coef_``);
-        ``(h,)`` is a one-hidden-layer network (fitted ``coefs_`` and
-        ``intercepts_``). The output layer has no bias: the loss is invariant
-        to shifting all scores of a query.
-    activation : {"tanh", "scaled_tanh", "relu", "logistic"}, default="tanh"
-        Hidden-layer activation; ``"scaled_tanh"`` is
-        :math:`1.7159 \tanh(2x/3)`. Unused when ``hidden_layer_sizes=()``.
-    solver : {"adam", "sgd", "lbfgs"}, default="adam"
-        ``"adam"`` and ``"sgd"`` take steps on mini-batches of whole
-        queries; ``"lbfgs"`` minimises the full objective with
-        :func:`scipy.optimize.minimize` (one iteration = one L-BFGS step).
-    alpha : float, default=1e-4
-        Strength of the L2 penalty :math:`\frac{\alpha}{2}\|W\|^2` on the
-        weights (not the hidden biases), added to the mean loss per query.
-    learning_rate_init : float, default=1e-2
-        Step size of ``"adam"`` and ``"sgd"``.
-    batch_size : int, default=8
-        Number of *queries* per mini-batch (``"adam"``, ``"sgd"``); capped
-        at the number of training queries.
-    max_iter : int, default=200
-        Maximum number of epochs (``"adam"``, ``"sgd"``) or L-BFGS
-        iterations.
-    tol : float, default=1e-4
-        Minimum improvement of the monitored quantity (``scoring`` on the
-        validation queries with early stopping, otherwise the training
-        objective) that resets the patience counter; also the gradient
-        tolerance of ``"lbfgs"``.
-    early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the *queries* (chosen with
-        ``random_state``), compute ``scoring`` on them after each epoch, stop
-        after ``n_iter_no_change`` epochs without improvement and keep the
-        weights of the best epoch. With fewer than two queries (e.g.
-        ``qid=None``) a warning is issued and the training objective decides
-        when to stop instead.
-    validation_fraction : float, default=0.2
-        Fraction of the queries held out for early stopping (at least one
-        query, and at least one query left for training).
-    scoring : str or RankingScorer, default="ndcg@10"
-        Metric monitored on the held-out queries, e.g. ``"ndcg@10"`` or
-        ``"map"`` (see :func:`skrank.metrics.get_ranking_scorer`).
-    n_iter_no_change : int, default=10
-        Patience, in epochs (or L-BFGS iterations).
-    learning_rate_decay : float, default=1.0
-        Factor by which the step size is multiplied after an epoch in which
-        ``scoring`` on the training queries did not improve; 1.0 keeps it
-        constant. Unused by ``"lbfgs"``.
-    momentum : float, default=0.9
-        Momentum of ``solver="sgd"``.
-    n_init : int, default=1
-        Number of independent random initialisations, each trained to the
-        end; ``restarts`` says how they are combined.
-    restarts : {"average", "best"}, default="average"
-        How the ``n_init`` runs are combined. ``"average"``: the model
-        scores the mean of the runs' scores, each divided by its pooled
-        within-query standard deviation on the training rows (for the linear
-        model this is again one linear model; for an MLP, one MLP whose
-        hidden layers hold the runs' units side by side). ``"best"``: the
-        run with the best validation score (without early stopping, the
-        lowest final training objective) is kept.
-    n_jobs : int, default=None
-        Number of runs trained in parallel with joblib (``None`` means 1
-        unless in a :func:`joblib.parallel_backend` context, ``-1`` all
-        processors). Results do not depend on it.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the validation split, of the initialisations and of the
-        mini-batch order. Pass an int for reproducible fits.
-    verbose : int, default=0
-        If positive, print one line per epoch: loss, training and validation
-        metric, elapsed seconds.
-    warm_start : bool, default=False
-        If True and the ranker is fitted, start from its current weights
-        (then there is a single run; ``n_init`` is ignored). The solver's
-        state (Adam moments, SGD velocity, decayed step size) starts afresh,
-        and the validation queries are drawn again from ``random_state``.
+    %(network_parameters)s
+    %(solver_parameters)s
+    %(early_stopping_parameters)s
+    %(restart_parameters)s
 
     Attributes
     ----------
@@ -252,8 +182,6 @@ class SoftRankRanker(NeuralRanker):
     True
     """
 
-    _loss = "softrank"
-    _loss_parameters = tuple(SoftRankLoss._parameter_constraints)
     _parameter_constraints = {
         **NeuralRanker._parameter_constraints,
         **SoftRankLoss._parameter_constraints,
@@ -269,26 +197,26 @@ class SoftRankRanker(NeuralRanker):
         sinkhorn_iterations=_LOSS_DEFAULTS["sinkhorn_iterations"],
         discount_shape=_LOSS_DEFAULTS["discount_shape"],
         truncation=_LOSS_DEFAULTS["truncation"],
-        hidden_layer_sizes=(),
-        activation="tanh",
-        solver="adam",
-        alpha=1e-4,
-        learning_rate_init=1e-2,
-        batch_size=8,
-        max_iter=200,
-        tol=1e-4,
-        early_stopping=True,
-        validation_fraction=0.2,
-        scoring="ndcg@10",
-        n_iter_no_change=10,
-        learning_rate_decay=1.0,
-        momentum=0.9,
-        n_init=1,
-        restarts="average",
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
+        hidden_layer_sizes=DEFAULTS["hidden_layer_sizes"],
+        activation=DEFAULTS["activation"],
+        solver=DEFAULTS["solver"],
+        alpha=DEFAULTS["alpha"],
+        learning_rate_init=DEFAULTS["learning_rate_init"],
+        batch_size=DEFAULTS["batch_size"],
+        max_iter=DEFAULTS["max_iter"],
+        tol=DEFAULTS["tol"],
+        learning_rate_decay=DEFAULTS["learning_rate_decay"],
+        momentum=DEFAULTS["momentum"],
+        early_stopping=DEFAULTS["early_stopping"],
+        validation_fraction=DEFAULTS["validation_fraction"],
+        scoring=DEFAULTS["scoring"],
+        n_iter_no_change=DEFAULTS["n_iter_no_change"],
+        n_init=DEFAULTS["n_init"],
+        restarts=DEFAULTS["restarts"],
+        n_jobs=DEFAULTS["n_jobs"],
+        random_state=DEFAULTS["random_state"],
+        verbose=DEFAULTS["verbose"],
+        warm_start=DEFAULTS["warm_start"],
     ):
         self.sigma = sigma
         self.rank_distribution = rank_distribution
@@ -304,15 +232,25 @@ class SoftRankRanker(NeuralRanker):
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.tol = tol
+        self.learning_rate_decay = learning_rate_decay
+        self.momentum = momentum
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.scoring = scoring
         self.n_iter_no_change = n_iter_no_change
-        self.learning_rate_decay = learning_rate_decay
-        self.momentum = momentum
         self.n_init = n_init
         self.restarts = restarts
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+
+    def _make_loss(self):
+        return SoftRankLoss(
+            sigma=self.sigma,
+            rank_distribution=self.rank_distribution,
+            n_exact=self.n_exact,
+            sinkhorn_iterations=self.sinkhorn_iterations,
+            discount_shape=self.discount_shape,
+            truncation=self.truncation,
+        )
