@@ -318,12 +318,6 @@ class BaseRanker(BaseEstimator):
             raise ValueError(
                 f"X_val and y_val must be given together; got only {', '.join(given)}."
             )
-        if "early_stopping" not in self.get_params():
-            raise ValueError(
-                f"{type(self).__name__} has no early stopping, so it uses no validation "
-                "set; got X_val/y_val. Choose its hyperparameters on held-out queries "
-                "instead (e.g. RankerSearchCV)."
-            )
         if validation_fraction is None:
             raise ValueError(
                 "X_val/y_val are used for early stopping only; got them with "
