@@ -465,3 +465,9 @@ def test_store_ranks_false_keeps_the_coefficients_without_the_ranks():
         LogRankLoss(store_ranks="yes")
     # the ranker's fit asks for no ranks
     assert LogRankRanker()._make_loss().store_ranks is False
+
+
+def test_metric_cutoff_must_be_ascii_digits():
+    # "²".isdigit() is True, but int("²") fails: the message must still name metric
+    with pytest.raises(ValueError, match="^metric must be one of"):
+        LogRankLoss(metric="ndcg@²")

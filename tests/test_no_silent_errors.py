@@ -318,3 +318,19 @@ def test_cross_validate_ranker_with_groups_says_pass_qid(data):
     with pytest.raises(ValueError, match=r"^RankerSearchCV.fit got qid=None, which means all "
                                          r"rows are one query"):
         RankerSearchCV(Ridge(), {"alpha": [1.0]}).fit(X, y)
+
+
+@pytest.mark.parametrize("call", [
+    lambda X, y: ndcg_score(y, X[:, 0]),
+    lambda X, y: ListNetRanker(max_iter=1).fit(X, y),
+    lambda X, y: QueryNormalizer().fit(X),
+    lambda X, y: SoftRankLoss().rank_distributions(X[:, 0]),
+], ids=["metric", "ranker fit", "QueryNormalizer.fit", "loss"])
+def test_a_forgotten_qid_warns_at_the_users_line(call):
+    """However deep the package warns from (validate_params, _fit_context), the warning
+    points at the caller's line, so that it is seen and not merged with others."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(150, 3)), rng.integers(0, 3, 150).astype(float)
+    with pytest.warns(UserWarning, match="ONE query") as record:
+        call(X, y)
+    assert {w.filename for w in record if "ONE query" in str(w.message)} == {__file__}

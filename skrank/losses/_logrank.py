@@ -393,7 +393,7 @@ def parse_gain(metric):
     name, _, cutoff = metric.strip().lower().partition("@")
     if name in GAINS and not cutoff:
         return name, None
-    if name == "ndcg" and cutoff.isdigit() and int(cutoff) >= 1:
+    if name == "ndcg" and cutoff.isascii() and cutoff.isdigit() and int(cutoff) >= 1:
         return name, int(cutoff)
     raise ValueError(
         f"metric must be one of {', '.join(map(repr, GAINS))} or 'ndcg@<k>' with an integer "

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..utils._query_blocks import query_blocks
-from ..utils._query_layout import QueryLayout, default_qid
+from ..utils._query_layout import QueryLayout, implicit_query
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_parameter_constraints
 from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
@@ -325,7 +325,8 @@ class SoftRankLoss(ListwiseLoss):
             ranks are returned whatever ``truncation`` is.
         """
         scores = np.asarray(check_numeric(scores, "scores"), dtype=np.float64)
-        layout = QueryLayout(default_qid(qid, scores.shape[0]))
+        layout = QueryLayout(implicit_query(qid, scores.shape[0],
+                                            "SoftRankLoss.rank_distributions"))
         s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))
         out = [None] * layout.n_queries
         for queries, slots, valid in self._blocks(layout):

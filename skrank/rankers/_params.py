@@ -158,9 +158,10 @@ RESTARTS = {
         """),
     "random_state": _parameter(
         "int, RandomState instance or None", None, ["random_state"], """
-        Seed of every random draw of a fit: of the validation split, the
-        initialisations, the mini-batch order and the sampled rankings
-        (those of them the ranker makes). Pass an int for reproducible fits.
+        Seed of every random draw of a fit, among the validation split
+        (early stopping), the initialisations, the mini-batch order
+        (stochastic solvers) and the sampled rankings (BoltzRank, LogRank).
+        Pass an int for reproducible fits.
         """),
     "verbose": _parameter("int", 0, ["verbose"], """
         If positive, print one line per epoch: loss, training and validation
@@ -170,8 +171,8 @@ RESTARTS = {
         If True and the ranker is fitted, start from its current weights
         (then there is a single run; ``n_init`` is ignored). The solver's
         state (Adam moments, SGD velocity, decayed step size, L-BFGS's
-        curvature pairs) starts afresh and, with early stopping, the
-        validation queries are drawn again from ``random_state``.
+        curvature pairs) starts afresh and, where there is early stopping,
+        the validation queries are drawn again from ``random_state``.
         """),
 }
 

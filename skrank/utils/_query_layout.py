@@ -8,6 +8,7 @@ their queries in :mod:`skrank.metrics._query_ranking`.
 """
 
 import numbers
+import sys
 import warnings
 from collections.abc import Mapping
 from functools import cached_property
@@ -174,9 +175,23 @@ def implicit_query(qid, n_samples, caller, *, routing_hint=False):
             f"they come from several queries, pass qid=...{hint}. To confirm one query, "
             "pass qid=np.zeros(n).",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
     return default_qid(qid, n_samples)
+
+
+def _caller_stacklevel():
+    """The ``stacklevel`` of the first frame outside skrank and scikit-learn.
+
+    For a warning raised by the function calling this one: the warning then
+    points at the user's line, however deep the package called it from
+    (decorators and helpers included).
+    """
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+            "skrank", "sklearn"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def default_qid(qid, n_samples, *, name="qid"):
