@@ -234,6 +234,40 @@ def test_report_is_a_table_of_every_ranker_and_the_published_rows():
     assert "2.0 min" in text and "python benchmarks/letor_ohsumed.py" in text
 
 
+def test_grid_option_parses_a_dict_of_lists_and_refuses_anything_else():
+    import argparse
+
+    bench = _letor_benchmark()
+    name, grid = bench.parse_grid("BoltzRank={'gain_weight': [0.5], 'hidden_layer_sizes': [(5,)]}")
+    assert (name, grid) == ("BoltzRank", {"gain_weight": [0.5], "hidden_layer_sizes": [(5,)]})
+    for text in ("BoltzRank", "BoltzRank=", "BoltzRank={'gain_weight': 0.5}",
+                 "BoltzRank={'gain_weight': []}", "BoltzRank={}", "BoltzRank=[1]",
+                 "BoltzRank={'a': [f(1)]}"):
+        with pytest.raises(argparse.ArgumentTypeError, match="dict literal"):
+            bench.parse_grid(text)
+    with pytest.raises(SystemExit) as exc:  # an unknown ranker: a usage error before any fit
+        bench.main(["--grid", "NoSuchRanker={'alpha': [1.0]}", "--rankers", "Ridge"])
+    assert exc.value.code == 2
+
+
+def test_paired_difference_is_the_mean_and_standard_error_of_per_fold_differences():
+    import numpy as np
+
+    bench = _letor_benchmark()
+    rng = np.random.default_rng(0)
+    folds_mean = {name: rng.uniform(size=(5, len(bench.COLUMNS))) for name in ("A", "B")}
+    top = ["NDCG@1", "NDCG@2"]
+    idx = [bench.COLUMNS.index(c) for c in top]
+    diff = folds_mean["A"][:, idx].mean(axis=1) - folds_mean["B"][:, idx].mean(axis=1)
+    text = bench.paired_difference(folds_mean, "A", "B", top)
+    assert text == (f"difference {diff.mean():+.4f}, paired s.e. over the folds "
+                    f"{np.std(diff, ddof=1) / np.sqrt(5):.4f}")
+    # a constant shift between the two rankers has no error
+    folds_mean["C"] = folds_mean["B"] + 0.01
+    assert bench.paired_difference(folds_mean, "C", "B", ["MAP"]) == (
+        "difference +0.0100, paired s.e. over the folds 0.0000")
+
+
 def test_ohsumed_table_is_the_benchmarks_output():
     """The committed table is the script's output (header, every ranker, published rows)."""
     bench = _letor_benchmark()
