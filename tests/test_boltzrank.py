@@ -168,6 +168,44 @@ def test_samples_with_few_random_bits_still_sort_by_level_then_row(rng, monkeypa
     assert key_bits(2**20, 2**10, 2**14) == (10, 20, 14)  # 20 + 10 + 14 + 20
 
 
+@pytest.mark.parametrize("sizes", [[1, 2, 130, 257, 600, 3, 3], [5, 5, 5], [300], [1]])
+def test_sort_within_queries_is_the_sort_of_keys_led_by_the_query_number(rng, sizes):
+    """The padded per-query sort gives the whole row's sort: the keys carry the
+    query's number in their highest bits (blocks with and without padding, a
+    query of one row, queries past the 256 keys of NumPy's short-row sort)."""
+    from skrank.losses._boltzrank import _sort_within_queries
+
+    qid = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+    layout = QueryLayout(qid)
+    low = rng.integers(0, 2**40, size=(7, layout.n_samples), dtype=np.uint64)
+    low[:, ::3] = low[:, :1]  # repeated keys within a row
+    key = (layout.sorted_codes.astype(np.uint64) << np.uint64(48))[None, :] | low
+    expected = np.sort(key, axis=1)
+    _sort_within_queries(key, layout)
+    np.testing.assert_array_equal(key, expected)
+
+
+def test_samples_are_the_same_bit_for_bit_whatever_the_rows_order_in_memory(rng):
+    """The ranks written into a caller's buffer (the chunked setup) equal those
+    returned; a buffer that is not C-contiguous gets the same values."""
+    from skrank.losses._boltzrank import _samples
+
+    qid = rng.permutation(np.repeat(np.arange(6), [1, 40, 300, 7, 7, 90]))
+    y = rng.integers(0, 3, size=qid.size).astype(float)
+    layout = QueryLayout(qid)
+    y_sorted = layout.to_sorted(y)
+    ranks, order = _samples(y_sorted, layout, 9, 4)
+    buffer = np.zeros((9, layout.n_samples), dtype=ranks.dtype).T  # F-ordered
+    written, order2 = _samples(y_sorted, layout, 9, 4, out=buffer)
+    assert written is buffer
+    np.testing.assert_array_equal(buffer, ranks)
+    np.testing.assert_array_equal(order, order2)
+    # order[s] lists sample s's rows from the top: ranks are its inverse
+    for s in range(9):
+        np.testing.assert_array_equal(ranks[order[s], s],
+                                      layout.index_in_query + 1)
+
+
 def test_rank_dtype_is_the_smallest_that_holds_the_query():
     assert coefficient_dtype(100) == np.int8
     assert coefficient_dtype(200) == np.int16

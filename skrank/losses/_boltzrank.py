@@ -6,6 +6,7 @@ from numbers import Real
 import numpy as np
 
 from ..metrics._ranking import METRICS, ndcg_of_rankings, ndcg_score, parse_metric_name
+from ..utils._query_blocks import query_blocks
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
     Integer,
@@ -376,6 +377,28 @@ def _key_bits(n_queries, n_levels, max_size):
     return level_bits, tie_bits, place_bits
 
 
+def _sort_within_queries(key, layout):
+    """Sort ``key`` (samples x rows, rows grouped by query) along each query's rows, in place.
+
+    The keys carry the query's number in their highest bits, so this is
+    ``key.sort(axis=1)``; it sorts each query's span on its own, in padded
+    blocks of queries of similar sizes (the padding sorts last), because
+    sorting many short rows is several times faster than a few long ones
+    (NumPy's SIMD sort of up to 256 keys; measured 1.2-2.9 ns a key against
+    17 for rows of 2,600 keys).
+    """
+    top = np.iinfo(np.uint64).max
+    for block in query_blocks(layout):
+        cells = key[:, block.slots]  # (samples, queries, width)
+        if block.valid is None:
+            cells.sort(axis=2)
+            key[:, block.slots] = cells
+        else:
+            cells[:, ~block.valid] = top
+            cells.sort(axis=2)
+            key[:, block.slots[block.valid]] = cells[:, block.valid]
+
+
 def _cannot_score(metric, exc):
     return ValueError(
         f"metric={metric!r} cannot score the labels y: {exc} Pass a metric with "
@@ -490,7 +513,7 @@ def _samples(y_sorted, layout, n_rankings, random_state, out=None):
         bits <<= np.uint64(place_bits)
         key |= bits
     del bits
-    key.sort(axis=1)
+    _sort_within_queries(key, layout)
     # the cell at sorted position p holds rank index_in_query[p] + 1 of its
     # query; its row is the query's first row plus the key's lowest bits
     first = (np.arange(layout.n_samples, dtype=np.uint64) - index)[None, :]
@@ -498,10 +521,14 @@ def _samples(y_sorted, layout, n_rankings, random_state, out=None):
     key += first
     order = key.view(np.int64)
     dtype = coefficient_dtype(layout.max_size)
-    ranks = np.empty((k, layout.n_samples), dtype=dtype)
+    shape = (layout.n_samples, k)
+    ranks = out if out is not None and out.flags.c_contiguous else np.empty(shape, dtype=dtype)
+    # row order[s, p] has rank place[p] in sample s: one scatter into the
+    # rows x samples array, at flat index order[s, p] * k + s (no transpose)
     place = (layout.index_in_query + 1).astype(dtype)
-    np.put_along_axis(ranks, order, np.broadcast_to(place, ranks.shape), axis=1)
-    if out is None:
-        return ranks.T.copy(), order
-    out[...] = ranks.T
-    return out, order
+    flat = order * k
+    flat += np.arange(k)[:, None]
+    ranks.reshape(-1)[flat] = place
+    if out is not None and ranks is not out:
+        out[...] = ranks
+    return (ranks if out is None else out), order
