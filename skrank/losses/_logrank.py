@@ -32,8 +32,11 @@ RESTARTS = ("two", "graded")
 #: Probability that a restart of ``walk_restart="two"`` is the ideal ranking (Fig. 5).
 IDEAL_RESTART = 0.9
 #: Cells of the ``chains x width`` arrays of one block of random walks (some
-#: 120 bytes of temporaries each: 8 MB, whatever the data's size).
-_WALK_CELLS = 2**16
+#: 120 bytes of temporaries each: 16 MB, whatever the data's size). Twice as
+#: many measured 12 % slower (the arrays leave the cache), half as many 12 %
+#: slower too (more, smaller blocks); the fit's peak memory is later, when
+#: the samples are folded (:mod:`skrank._core._folded`).
+_WALK_CELLS = 2**17
 #: The largest float, at which the exact forms saturate score differences beyond it.
 _LARGEST = np.finfo(np.float64).max
 
