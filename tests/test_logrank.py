@@ -193,6 +193,34 @@ def _theta(y, good_i, bad_j, n_pos, n_neg):
 
 
 @pytest.mark.parametrize("restart", ["two", "graded"])
+def test_each_state_of_a_walk_swaps_one_adjacent_good_bad_pair(restart, rng):
+    """Long walks on queries of many documents (up to 2 * walk_length class
+    boundaries): every state is a class sequence of the query's n+ goods, each
+    the previous state with exactly one adjacent (good, bad) pair swapped."""
+    sizes = [60, 9, 2, 33]
+    qid = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+    y = (rng.uniform(size=qid.size) < 0.4).astype(float)
+    y[np.flatnonzero(qid == 2)] = [0.0, 1.0]
+    walk_length = 25
+    loss = LogRankLoss("likelihood", sampler="walk", n_rankings=2 * walk_length + 1,
+                       walk_length=walk_length, walk_restart=restart)
+    layout = QueryLayout(qid)
+    state = loss.prepare(y, layout, random_state=3)
+    good = layout.to_sorted(y) == 1
+    for a, b in zip(layout.offsets[:-1], layout.offsets[1:]):
+        ranks = state.per_row["ranks"][a:b]
+        sequences = np.zeros((b - a, ranks.shape[1]), dtype=int)
+        np.put_along_axis(sequences, ranks - 1, good[a:b, None].astype(int), axis=0)
+        assert (sequences.sum(axis=0) == good[a:b].sum()).all()
+        walks = sequences[:, 1:].T.reshape(2, walk_length, b - a)
+        for walk in walks:
+            for before, after in zip(walk[:-1], walk[1:]):
+                changed = np.flatnonzero(before != after)
+                assert len(changed) == 2 and changed[1] == changed[0] + 1
+                assert before[changed[0]] != before[changed[1]]
+
+
+@pytest.mark.parametrize("restart", ["two", "graded"])
 def test_walk_follows_figure_2(restart):
     """The distribution after a few transitions is the literal Fig. 2 chain's.
 

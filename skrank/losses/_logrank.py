@@ -37,6 +37,8 @@ IDEAL_RESTART = 0.9
 #: slower too (more, smaller blocks); the fit's peak memory is later, when
 #: the samples are folded (:mod:`skrank._core._folded`).
 _WALK_CELLS = 2**17
+#: An unused entry of a walk's row of boundaries (past any slot; sorts last).
+_NO_BOUNDARY = 2**30
 #: The largest float, at which the exact forms saturate score differences beyond it.
 _LARGEST = np.finfo(np.float64).max
 
@@ -155,9 +157,12 @@ class LogRankLoss(ListwiseLoss):
     for every pair across a boundary. So the accepted flip falls on a
     boundary with probability :math:`\propto` (length of the run above)
     :math:`\times` (length of the run below) :math:`\times \theta`, and the
-    walk runs on the class sequence; since every step treats the documents of
-    a class alike, which document sits in which slot of its class is
-    uniformly random given the sequence, and is drawn once at the end. Every
+    walk runs on the class sequence (kept as its boundaries, the slots where
+    the class changes: a swap at one keeps it and toggles its two
+    neighbours, so a step costs the number of runs, not of documents); since
+    every step treats the documents of a class alike, which document sits in
+    which slot of its class is uniformly random given the sequence, and is
+    drawn once at the end. Every
     state of a walk is a sample: its restart state, then the state after
     each of ``walk_length - 1`` accepted transitions (a walk of length 1 is
     its restart alone); walks restart until ``n_rankings - 1`` states are drawn.
@@ -604,27 +609,41 @@ def _walk_sequences(sub, sizes, n_pos, n_neg, width, *, n_chains, walk_length, r
         logit[np.arange(width + 1)[None, :] > n_neg[:, None]] = -np.inf
         cdf = np.cumsum(np.exp(logit - logit.max(axis=1, keepdims=True)), axis=1)
         shift = (cdf[:, None, :] <= draws[:, :n_walks, None] * cdf[:, None, -1:]).sum(axis=2)
-    # 32-bit positions and counts: the walk's arrays are walks x width
-    slot = np.arange(width, dtype=np.int32)
+    # the walk runs on each state's boundaries, the slots t whose class
+    # differs from slot t + 1's, kept sorted in a row of `capacity` 32-bit
+    # entries (unused ones _NO_BOUNDARY): a transition adds at most two
     walks = n_block * n_walks
     size = np.repeat(sizes, n_walks).astype(np.int32)
     w_pos = np.repeat(n_pos, n_walks).astype(np.int32)
-    shift = shift.reshape(walks, 1)
-    bits = ((slot >= shift) & (slot < shift + w_pos[:, None])).astype(np.int8)
+    shift = shift.reshape(walks).astype(np.int32)
+    capacity = 2 * walk_length + 2
+    bounds = np.full((walks, capacity), _NO_BOUNDARY, dtype=np.int32)
+    bad_above = shift > 0  # bads above the good block: a boundary at shift - 1
+    bad_below = shift + w_pos < size  # and below it: at shift + n+ - 1
+    bounds[:, 0] = np.where(bad_above, shift - 1, np.where(bad_below, shift + w_pos - 1,
+                                                           _NO_BOUNDARY))
+    bounds[:, 1] = np.where(bad_above & bad_below, shift + w_pos - 1, _NO_BOUNDARY)
+    n_bounds = bad_above.astype(np.int32) + bad_below
+    top_good = (shift == 0).astype(np.int8)  # the class of slot 0
     # every state of a walk is a sample: its restart, then one per transition
-    states = np.empty((n_block, n_walks, walk_length, width), dtype=np.int8)
-    states[:, :, 0] = bits.reshape(n_block, n_walks, width)
+    states = np.empty((walk_length, walks, capacity), dtype=np.int32)
+    tops = np.empty((walk_length, walks), dtype=np.int8)
+    states[0], tops[0] = bounds, top_good
     step_u = draws[:, n_walks:].reshape(walks, walk_length - 1)
-    inner = slot[:-1]
-    boundary_ok = inner[None, :] + 1 < size[:, None]
-    last = slot[None, :] == size[:, None] - 1
-    rows = np.arange(walks)
     for step in range(1, walk_length):
-        t = _walk_step(bits, w_pos, size, inner, boundary_ok, last, slot, step_u[:, step - 1])
-        upper = bits[rows, t]
-        bits[rows, t] = bits[rows, t + 1]
-        bits[rows, t + 1] = upper
-        states[:, :, step] = bits.reshape(n_block, n_walks, width)
+        _walk_step(bounds, n_bounds, top_good, w_pos, size, step_u[:, step - 1])
+        states[step], tops[step] = bounds, top_good
+    # the class sequences: slot 0's class, flipped after each boundary
+    flips = np.zeros((walk_length, walks, width + 1), dtype=np.int8)
+    present = states < _NO_BOUNDARY
+    cell = np.arange(walk_length * walks).reshape(walk_length, walks, 1) * (width + 1)
+    flips.reshape(-1)[(cell + states + 1)[present]] = 1
+    bits = np.cumsum(flips[:, :, :width], axis=2, dtype=np.int8)
+    bits += tops[:, :, None]
+    bits &= 1
+    bits[:, np.arange(width)[None, :] >= size[:, None]] = 0  # past the query: 0
+    states = bits.reshape(walk_length, n_block, n_walks, width).transpose(1, 2, 0, 3)
+    slot = np.arange(width)
     ideal = (slot < n_pos[:, None]).astype(np.int8)
     states = states.reshape(n_block, n_walks * walk_length, width)[:, :n_chains - 1]
     return np.concatenate([ideal[:, None, :], states], axis=1).reshape(-1, width)
@@ -701,30 +720,59 @@ def _first_occurrences(coef):
     return first
 
 
-def _walk_step(bits, n_pos, size, inner, boundary_ok, last, slot, u):
-    """The boundary of every chain's next accepted swap (the slot above it)."""
-    upper, lower = bits[:, :-1], bits[:, 1:]
-    boundary = (upper != lower) & boundary_ok
-    start_flag = np.ones(bits.shape, dtype=bool)
-    start_flag[:, 1:] = boundary
-    run_start = np.maximum.accumulate(np.where(start_flag, slot, 0), axis=1)
-    end_flag = last.copy()
-    end_flag[:, :-1] |= boundary
-    run_end = np.minimum.accumulate(np.where(end_flag, slot, bits.shape[1])[:, ::-1],
-                                    axis=1)[:, ::-1]
-    above = inner - run_start[:, :-1] + 1
-    below = run_end[:, 1:] - inner
-    goods_incl = np.cumsum(bits, axis=1, dtype=slot.dtype)
-    goods_above = goods_incl[:, :-1] - upper  # in [0, t)
-    goods_below = n_pos[:, None] - goods_incl[:, 1:]  # in (t + 1, n)
+def _walk_step(bounds, n_bounds, top_good, n_pos, size, u):
+    """One accepted transition of every walk, in place on its boundaries (see :class:`LogRankLoss`).
+
+    ``bounds`` (walks x capacity, sorted, unused entries ``_NO_BOUNDARY``)
+    holds the slots ``t`` whose class differs from slot ``t + 1``'s,
+    ``n_bounds`` their number and ``top_good`` slot 0's class. The swap at
+    boundary ``t`` falls with probability proportional to the lengths of the
+    runs above and below it times theta; it swaps slots ``t`` and ``t + 1``,
+    which keeps ``t`` a boundary and toggles ``t - 1`` and ``t + 1`` (where
+    they are inside the query).
+    """
+    walks, capacity = bounds.shape
+    index = np.arange(capacity, dtype=np.int32)
+    live = index < n_bounds[:, None]
+    previous = np.empty_like(bounds)
+    previous[:, 0] = -1
+    previous[:, 1:] = bounds[:, :-1]
+    following = np.empty_like(bounds)
+    following[:, :-1] = bounds[:, 1:]
+    following = np.where(index + 1 < n_bounds[:, None], following, size[:, None] - 1)
+    above = bounds - previous  # the run that ends at t
+    below = following - bounds  # the run that starts at t + 1
+    upper = top_good[:, None] ^ (index & 1).astype(np.int8)  # its class
+    goods_incl = np.cumsum(np.where(live & (upper == 1), above, 0), axis=1, dtype=np.int32)
+    goods_above = goods_incl - upper  # in [0, t)
+    goods_below = n_pos[:, None] - goods_incl - (1 - upper)  # in (t + 1, n)
     # theta's numerator: bads above the good and goods below the bad for a
     # good over a bad; goods above the bad and bads below the good otherwise
-    bads_above = inner - goods_above
-    bads_below = (size[:, None] - inner - 2) - goods_below
+    bads_above = bounds - goods_above
+    bads_below = (size[:, None] - bounds - 2) - goods_below
     theta = np.where(upper == 1, bads_above + goods_below, goods_above + bads_below) + 1
     weight = above.astype(np.float64)  # the product, exact in floats (not in int32)
     weight *= below
     weight *= theta
-    weight[~boundary] = 0.0
+    weight[~live] = 0.0
     cum = np.cumsum(weight, axis=1)
-    return (cum <= (u * cum[:, -1])[:, None]).sum(axis=1)
+    chosen = (cum <= (u * cum[:, -1])[:, None]).sum(axis=1)
+    rows = np.arange(walks)
+    t = bounds[rows, chosen]
+    short_above = above[rows, chosen] == 1  # t - 1 is a boundary (or t = 0)
+    short_below = below[rows, chosen] == 1  # t + 1 is a boundary (or the last slot)
+    # t - 1: removed if a boundary, added if inside the query
+    drop_left = short_above & (chosen > 0)
+    bounds[rows[drop_left], chosen[drop_left] - 1] = _NO_BOUNDARY
+    add_left = ~short_above
+    # t + 1: likewise
+    drop_right = short_below & (chosen + 1 < n_bounds)
+    bounds[rows[drop_right], chosen[drop_right] + 1] = _NO_BOUNDARY
+    add_right = ~short_below
+    free = n_bounds  # the first unused entries, past the last boundary
+    bounds[rows[add_left], free[add_left]] = t[add_left] - 1
+    second = free + add_left
+    bounds[rows[add_right], second[add_right]] = t[add_right] + 1
+    bounds.sort(axis=1)
+    n_bounds += add_left.astype(np.int32) + add_right - drop_left - drop_right
+    top_good ^= (t == 0).astype(np.int8)
