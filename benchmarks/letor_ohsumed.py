@@ -62,14 +62,15 @@ repository. Run with::
 
 (``--rankers`` defaults to all of them: those of ``python -m skrank compare``
 and the ten LogRank models; ``--grid NAME=GRID`` replaces one ranker's grid
-of :data:`GRIDS` for the run, GRID a Python dict literal of lists.) ``--report PATH`` also writes the table, next to
-the papers' published OHSUMED numbers (:data:`PUBLISHED`), as a
-reStructuredText file: the documentation's *Reproducing the papers* page
-includes ``doc/user_guide/ohsumed_table.rst``, written this way and never by
-hand.
+of :data:`GRIDS` for the run, GRID a Python dict literal of lists.)
+``--report PATH`` also writes the table, next to the papers' published
+OHSUMED numbers (:data:`PUBLISHED`), as a reStructuredText file: the
+documentation's *Reproducing the papers* page includes
+``doc/user_guide/ohsumed_table.rst``, written this way and never by hand.
 """
 
 import argparse
+import ast
 import sys
 import time
 import warnings
@@ -451,8 +452,6 @@ def main(argv=None):
 
 def parse_grid(text):
     """``NAME=GRID`` of ``--grid``: ``(NAME, dict)``, each value a non-empty list."""
-    import ast
-
     name, sep, literal = text.partition("=")
     try:
         grid = ast.literal_eval(literal) if sep else None

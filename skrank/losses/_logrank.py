@@ -162,10 +162,10 @@ class LogRankLoss(ListwiseLoss):
     neighbours, so a step costs the number of runs, not of documents); since
     every step treats the documents of a class alike, which document sits in
     which slot of its class is uniformly random given the sequence, and is
-    drawn once at the end. Every
-    state of a walk is a sample: its restart state, then the state after
-    each of ``walk_length - 1`` accepted transitions (a walk of length 1 is
-    its restart alone); walks restart until ``n_rankings - 1`` states are drawn.
+    drawn once at the end. Every state of a walk is a sample: its restart
+    state, then the state after each of ``walk_length - 1`` accepted
+    transitions (a walk of length 1 is its restart alone); walks restart
+    until ``n_rankings - 1`` states are drawn.
     (Recording the whole walk, not only its end, gives both parities of the
     number of pairs out of order: each transition changes it by one.) The
     ideal ranking :math:`y_q` is sample 0; a ranking drawn
