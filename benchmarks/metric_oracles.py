@@ -10,6 +10,14 @@ difference over every query and measure, all computed in this one run:
   ``recip_rank`` at cutoffs 1, 3, 5, 10, 20. skrank's default conventions are
   compared on untied scores where the definitions meet (NDCG with the linear
   gain, MAP, MRR, recall@k).
+- ranx (when installed; not a dependency of skrank or of its tests): the same
+  random queries; without ties, ``convention="trec_eval"`` against ranx's
+  ``ndcg``, ``ndcg@k``, ``map``, ``map@k``, ``mrr``, ``precision@k`` and
+  ``recall@k``, and skrank's default conventions against ``ndcg_burges@k``
+  (exponential gain), ``map``, ``mrr`` and ``recall@k``. With ties, ranx's
+  NDCG@k of each query is checked to lie between skrank's
+  ``ties="pessimistic"`` value and the best order of the tied documents, and
+  the queries where it equals the row order, or its reverse, are counted.
 - scikit-learn's ``ndcg_score`` and ``dcg_score``: equal-length queries with
   ties.
 - the official LETOR 3.0 script's output (``reference_metrics.json``) on the
@@ -24,6 +32,7 @@ Run with::
 
 import argparse
 import json
+import warnings
 
 import numpy as np
 import sklearn.metrics
@@ -113,6 +122,73 @@ def trec_eval_rows(n_queries, seed):
     return rows
 
 
+def _ranx(ranx, y, score, qid, within, measures):
+    qrels, run = {}, {}
+    for q, j, label, s in zip(qid.tolist(), within.tolist(), y.tolist(), score.tolist()):
+        name, doc = f"q{q:06d}", f"d{999999 - j:06d}"
+        qrels.setdefault(name, {})[doc] = label
+        run.setdefault(name, {})[doc] = s
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's type-safety notes
+        result = ranx.evaluate(ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run),
+                               measures, return_mean=False)
+    # ranx returns the queries in sorted order, as skrank does
+    return {m: np.asarray(result[m], dtype=float) for m in measures}
+
+
+def ranx_rows(n_queries, seed):
+    try:
+        import ranx
+    except ImportError:
+        return [("trec_eval", "ranx", "ranx not installed", "")]
+    rng = np.random.default_rng(seed)
+    rows = []
+    cut = [f"{m}@{k}" for k in CUTOFFS for m in ("ndcg", "map", "precision", "recall")]
+    # the same queries as trec_eval's rows: the same generator, seed and order
+    y, score, qid, within = _queries(rng, n_queries, tied=False)
+    theirs = _ranx(ranx, y, score, qid, within, ["ndcg", "map", "mrr"] + cut)
+    mine = _skrank(y, score, qid, convention="trec_eval")
+    names = {"ndcg": "ndcg", "map": "map", "mrr": "recip_rank"}
+    for k in CUTOFFS:
+        names.update({f"ndcg@{k}": f"ndcg_cut_{k}", f"map@{k}": f"map_cut_{k}",
+                      f"precision@{k}": f"P_{k}", f"recall@{k}": f"recall_{k}"})
+    diff = max(float(np.max(np.abs(mine[ours] - theirs[m]))) for m, ours in names.items())
+    what = f"{n_queries} queries, untied scores"
+    rows.append(("trec_eval", "ranx", f"{what}, {len(names)} measures", diff))
+    burges = _ranx(ranx, y, score, qid, within, [f"ndcg_burges@{k}" for k in CUTOFFS])
+    default = _skrank(y, score, qid)
+    diff = max(float(np.max(np.abs(default[ours] - theirs[m])))
+               for m, ours in (("map", "map"), ("mrr", "recip_rank")))
+    for k in CUTOFFS:
+        ours = ndcg_score(y, score, qid=qid, k=k, average=False)
+        diff = max(diff, float(np.max(np.abs(ours - burges[f"ndcg_burges@{k}"]))),
+                   float(np.max(np.abs(recall_at_k(y, score, qid=qid, k=k, average=False)
+                                       - theirs[f"recall@{k}"]))))
+    rows.append(("skrank", "ranx", f"{what}, ndcg_burges@k, map, mrr, recall@k", diff))
+    # ties: ranx's order of a tied run is its sort's, so bound it
+    y, score, qid, within = _queries(rng, n_queries, tied=True)
+    theirs = _ranx(ranx, y, score, qid, within, [f"ndcg@{k}" for k in CUTOFFS])
+    best = np.lexsort((-y, qid))  # within each query, the best labels first
+    outside, same, reverse, total = 0.0, 0, 0, 0
+    for k in CUTOFFS:
+        got = theirs[f"ndcg@{k}"]
+        conv = dict(convention="trec_eval", k=k, average=False)
+        low = ndcg_score(y, score, qid=qid, ties="pessimistic", **conv)
+        high = ndcg_score(y[best], score[best], qid=qid[best], **conv)
+        outside = max(outside, float(np.max(np.maximum(low - got, got - high))))
+        rows_order = ndcg_score(y, score, qid=qid, **conv)
+        flipped = ndcg_score(y[::-1], score[::-1], qid=qid[::-1], **conv)
+        moved = ~np.isclose(low, high, rtol=0, atol=1e-12)  # the ties change the value
+        same += int(np.sum(moved & np.isclose(got, rows_order, rtol=0, atol=1e-12)))
+        reverse += int(np.sum(moved & np.isclose(got, flipped, rtol=0, atol=1e-12)))
+        total += int(np.sum(moved))
+    rows.append(("trec_eval, ties bounded", "ranx",
+                 f"{n_queries} queries, tied scores, ndcg@1..20: of {total} (query, k) whose "
+                 f"value the ties change, ranx equals the row order in {same} and its reverse "
+                 f"in {reverse}; largest step outside [pessimistic, best]", outside))
+    return rows
+
+
 def sklearn_rows(seed):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 5, size=(500, 30))
@@ -172,7 +248,8 @@ def main():
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    rows = (trec_eval_rows(args.queries, args.seed) + sklearn_rows(args.seed)
+    rows = (trec_eval_rows(args.queries, args.seed) + ranx_rows(args.queries, args.seed)
+            + sklearn_rows(args.seed)
             + letor_rows() + letor4_rows())
     print("| convention | tool | data | max abs difference |")
     print("| --- | --- | --- | --- |")
