@@ -66,12 +66,21 @@ def _queries(rng, n_queries, tied):
     return y, score, qid, within
 
 
-def _trec_eval(pytrec_eval, y, score, qid, within):
+def _qrel_and_run(y, score, qid, within):
+    """trec_eval-style {query: {document: label}} and {query: {document: score}}.
+
+    Document names decrease along each query's rows (trec_eval's tie order).
+    """
     qrel, run = {}, {}
     for q, j, label, s in zip(qid.tolist(), within.tolist(), y.tolist(), score.tolist()):
         name, doc = f"q{q:06d}", f"d{999999 - j:06d}"
         qrel.setdefault(name, {})[doc] = label
         run.setdefault(name, {})[doc] = s
+    return qrel, run
+
+
+def _trec_eval(pytrec_eval, y, score, qid, within):
+    qrel, run = _qrel_and_run(y, score, qid, within)
     cut = ",".join(map(str, CUTOFFS))
     measures = {"ndcg", "map", "recip_rank", f"ndcg_cut.{cut}", f"map_cut.{cut}",
                 f"P.{cut}", f"recall.{cut}"}
@@ -123,11 +132,7 @@ def trec_eval_rows(n_queries, seed):
 
 
 def _ranx(ranx, y, score, qid, within, measures):
-    qrels, run = {}, {}
-    for q, j, label, s in zip(qid.tolist(), within.tolist(), y.tolist(), score.tolist()):
-        name, doc = f"q{q:06d}", f"d{999999 - j:06d}"
-        qrels.setdefault(name, {})[doc] = label
-        run.setdefault(name, {})[doc] = s
+    qrels, run = _qrel_and_run(y, score, qid, within)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's type-safety notes
         result = ranx.evaluate(ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run),

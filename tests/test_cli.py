@@ -1,4 +1,10 @@
-"""The command line: ``python -m skrank fit / predict / evaluate / compare FILE``."""
+"""The command line: ``python -m skrank fit / predict / evaluate / compare FILE``.
+
+Expected failures (issue 27, cause 8: labels the metrics reject, a damaged
+or incomplete file or fold, a file that is not a model, an output that
+cannot be written) are one line on stderr and exit status 1; a bad option is
+argparse's usage error, exit status 2. Only bugs show a traceback.
+"""
 
 import gzip
 import pickle
