@@ -625,12 +625,25 @@ def test_make_web_ranking_memory_is_about_x():
         (dict(dtype="float16"), r"dtype='float16'"),
         (dict(dtype=None), r"dtype=None"),
         (dict(dtype="no such type"), r"dtype='no such type'"),
+        # issue 27: numpy's ValueError for a sub-array dtype, not its words
+        (dict(dtype=("f8", -1)), r"dtype=\('f8', -1\)"),
+        # issue 27: labels past 1000 would be refused by the metrics
+        (dict(label_shares=[1 / 1002] * 1002), r"2 to 1001 positive shares.*\(\d+ characters\)"),
         (dict(random_state="seed"), r"'random_state' parameter.*Got 'seed'"),
     ],
 )
 def test_make_web_ranking_rejects_bad_parameters(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         make_web_ranking(n_queries=kwargs.pop("n_queries", 3), **kwargs)
+
+
+def test_make_web_ranking_takes_the_most_levels_the_metrics_score():
+    _, y, qid = make_web_ranking(n_queries=40, n_features=2, n_docs=(30, 60),
+                                 label_shares=[1 / 1001] * 1001, random_state=0)
+    assert y.max() <= 1000
+    from skrank.metrics import ndcg_score
+
+    assert ndcg_score(y, y, qid=qid) == 1.0  # every label is scorable
 
 
 def test_load_letor_qid_equals_sklearn_parser(shared_data):

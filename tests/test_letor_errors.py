@@ -462,3 +462,12 @@ def test_n_features_beyond_any_array_names_it(tmp_path):
                                          r"for '.*a\.txt': 2 rows x 9223372036854775807 "
                                          r"columns as a dense array cannot be built"):
         load_letor(path, n_features=2**63 - 1)
+
+
+# --------------------------------------------------------------------------
+# Found after the 8 causes: a NUL character in the path
+# --------------------------------------------------------------------------
+def test_nul_in_path_names_the_path(tmp_path):
+    # open() says only "embedded null byte"
+    with pytest.raises(ValueError, match=r"path must not contain a NUL character; got '.*a\\x00b'"):
+        load_letor(str(tmp_path / "a\x00b"))

@@ -428,6 +428,9 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
     so that both conventions are decided by the caller, never by the file.
     Only one file's text is held at a time.
     """
+    for path in paths:
+        if "\0" in os.fspath(path):  # open()'s bare "embedded null byte" names nothing
+            raise ValueError(f"path must not contain a NUL character; got {path!r}.")
     results = []
     for path in paths:
         text = _read_text(path)
@@ -564,6 +567,8 @@ def load_letor(
         Every message names the file and, for a bad line, its line number.
     FileNotFoundError
         If ``path`` does not exist.
+
+        A path that holds a NUL character is a ValueError naming it.
 
     Warns
     -----

@@ -10,6 +10,10 @@ from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import MAX_LENGTH, Integer, Interval, StrOptions, validate_params
 
+# Labels 0 .. 1000 at most: the metrics' exponential gain 2**l - 1 overflows
+# beyond (they refuse larger labels), so generated data stays scorable.
+MAX_LEVELS = 1001
+
 __all__ = ["load_rank_sample", "make_ranking", "make_web_ranking"]
 
 _DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -162,9 +166,7 @@ def _check_cells(n_rows, n_features, what):
         "n_queries": [Integer(1, MAX_LENGTH, closed="both")],
         "n_docs": [Integer(1, MAX_LENGTH, closed="both"), tuple],
         "n_features": [Integer(1, MAX_LENGTH, closed="both")],
-        # labels 0 .. 1000: the exponential gain 2**l - 1 of the metrics
-        # overflows beyond
-        "n_levels": [Integer(2, 1001, closed="both")],
+        "n_levels": [Integer(2, MAX_LEVELS, closed="both")],
         "noise": [Interval(Real, 0, None, closed="left")],
         "nonlinear": ["boolean"],
         "return_coef": ["boolean"],
@@ -325,6 +327,12 @@ def make_ranking(
 _WEB_LABEL_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
 
 
+def _shown_shares(label_shares):
+    """``label_shares`` for a message: its repr, shortened when long."""
+    text = repr(label_shares)
+    return text if len(text) <= 200 else text[:200] + f"... ({len(text)} characters)"
+
+
 def _check_label_shares(label_shares):
     """Validate ``label_shares``; return it as a float64 array."""
     try:
@@ -334,14 +342,15 @@ def _check_label_shares(label_shares):
     if (
         shares is None
         or shares.ndim != 1
-        or shares.size < 2
+        or not 2 <= shares.size <= MAX_LEVELS
         or not np.all(np.isfinite(shares))
         or not np.all(shares > 0)
         or not np.isclose(shares.sum(), 1.0, rtol=0.0, atol=1e-6)
     ):
         raise ValueError(
-            "label_shares must be a 1-d sequence of at least two positive shares "
-            f"summing to 1, got label_shares={label_shares!r}."
+            f"label_shares must be a 1-d sequence of 2 to {MAX_LEVELS} positive shares "
+            f"summing to 1 (labels 0 .. {MAX_LEVELS - 1}, the largest the metrics' "
+            f"exponential gain takes), got label_shares={_shown_shares(label_shares)}."
         )
     return shares / shares.sum()
 
@@ -351,7 +360,7 @@ def _check_float_dtype(dtype):
     try:
         # np.dtype(None) is float64: None is refused rather than read as a default
         checked = None if dtype is None else np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):  # e.g. ("f8", -1): numpy's "invalid shape"
         checked = None
     if checked is None or checked not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(
@@ -420,7 +429,9 @@ def make_web_ranking(
 
     label_shares : array-like of shape (n_levels,), default=(0.52, 0.32, 0.13, 0.02, 0.01)
         Fraction of all rows that get label ``0, 1, ..., n_levels - 1``:
-        positive, at least two, summing to 1. The default is MSLR-WEB10K's
+        positive, at least two and at most 1001 (labels up to 1000, beyond
+        which the metrics' exponential gain overflows), summing to 1. The
+        default is MSLR-WEB10K's
         label distribution.
 
     noise : float, default=1.0
