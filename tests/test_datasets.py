@@ -822,3 +822,18 @@ def test_make_web_ranking_total_size_is_checked():
     X, _, _ = make_web_ranking(n_queries=10, n_docs=(2, 2**62), n_features=3,
                                random_state=0)
     assert X.shape[1] == 3
+
+
+@pytest.mark.parametrize("make", [make_ranking, make_web_ranking])
+def test_generator_out_of_memory_names_the_sizes(make, monkeypatch):
+    # issue 27: numpy's MemoryError names an array's shape, not the parameters
+    import skrank.datasets._samples as samples
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 7.28 TiB for an array")
+
+    monkeypatch.setattr(samples, "_graded_labels", exhausted)
+    pattern = (rf"{make.__name__}\(n_queries=3, n_docs=4, n_features=2\) needs more memory "
+               r"than could be allocated \(Unable to allocate 7.28 TiB for an array\); lower")
+    with pytest.raises(MemoryError, match=pattern):
+        make(n_queries=3, n_docs=4, n_features=2)

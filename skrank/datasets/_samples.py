@@ -1,5 +1,6 @@
 """Small ranking data sets: a bundled real sample and synthetic generators."""
 
+from contextlib import contextmanager
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -303,20 +304,22 @@ def make_ranking(
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=4)
     rng = np.random.default_rng(seed)
 
-    if low == high:
-        sizes = np.full(n_queries, low, dtype=np.int64)
-    else:
-        sizes = rng.integers(low, high, size=n_queries, endpoint=True)
-    _check_cells(sizes.sum(dtype=np.float64), n_features,
-                 f"n_queries={n_queries}, n_docs={n_docs!r}")
-    qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
-    n_samples = qid.shape[0]
+    sizes_given = f"n_queries={n_queries}, n_docs={n_docs!r}, n_features={n_features}"
+    with _naming_sizes("make_ranking", sizes_given):
+        if low == high:
+            sizes = np.full(n_queries, low, dtype=np.int64)
+        else:
+            sizes = rng.integers(low, high, size=n_queries, endpoint=True)
+        _check_cells(sizes.sum(dtype=np.float64), n_features,
+                     f"n_queries={n_queries}, n_docs={n_docs!r}")
+        qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+        n_samples = qid.shape[0]
 
-    X = rng.standard_normal((n_samples, n_features))
-    level_share = 2.0 ** -np.arange(n_levels)
-    y, coef = _graded_labels(
-        X, rng, noise=noise, nonlinear=nonlinear, shares=level_share / level_share.sum()
-    )
+        X = rng.standard_normal((n_samples, n_features))
+        level_share = 2.0 ** -np.arange(n_levels)
+        y, coef = _graded_labels(
+            X, rng, noise=noise, nonlinear=nonlinear, shares=level_share / level_share.sum()
+        )
 
     if return_coef:
         return X, y, qid, coef
@@ -325,6 +328,21 @@ def make_ranking(
 
 #: Label shares of MSLR-WEB10K (labels 0 .. 4), rounded to whole percents.
 _WEB_LABEL_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
+
+
+@contextmanager
+def _naming_sizes(function, sizes_given):
+    """Re-raise a MemoryError of the block naming the sizes that caused it.
+
+    numpy's message gives an array's shape, not the parameters behind it.
+    """
+    try:
+        yield
+    except MemoryError as exc:
+        raise MemoryError(
+            f"{function}({sizes_given}) needs more memory than could be allocated "
+            f"({exc}); lower these sizes."
+        ) from exc
 
 
 def _shown_shares(label_shares):
@@ -535,18 +553,20 @@ def make_web_ranking(
     rng = np.random.default_rng(seed)
 
     _check_cells(n_queries * low, n_features, f"n_queries={n_queries}, n_docs={n_docs!r}")
-    sizes = rng.lognormal(n_docs_log_mean, n_docs_log_sigma, size=n_queries)
-    sizes = np.clip(np.rint(sizes), low, high)
-    _check_cells(sizes.sum(), n_features, f"n_queries={n_queries} of lognormal sizes")
-    sizes = sizes.astype(np.int64)
-    qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+    sizes_given = f"n_queries={n_queries}, n_docs={n_docs!r}, n_features={n_features}"
+    with _naming_sizes("make_web_ranking", sizes_given):
+        sizes = rng.lognormal(n_docs_log_mean, n_docs_log_sigma, size=n_queries)
+        sizes = np.clip(np.rint(sizes), low, high)
+        _check_cells(sizes.sum(), n_features, f"n_queries={n_queries} of lognormal sizes")
+        sizes = sizes.astype(np.int64)
+        qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
 
-    X = np.empty((qid.shape[0], n_features), dtype=dtype)
-    rng.standard_normal(out=X, dtype=dtype)
-    y, _ = _graded_labels(X, rng, noise=noise, nonlinear=True, shares=shares)
+        X = np.empty((qid.shape[0], n_features), dtype=dtype)
+        rng.standard_normal(out=X, dtype=dtype)
+        y, _ = _graded_labels(X, rng, noise=noise, nonlinear=True, shares=shares)
 
-    if shuffle:
-        rng.shuffle(qid)
+        if shuffle:
+            rng.shuffle(qid)
     return X, y, qid
 
 
