@@ -1,8 +1,11 @@
 """The query layout: validation of the ids, grouping, moving between orders, reductions."""
 
+import warnings
+
 import numpy as np
 import pytest
 
+import skrank
 from skrank.utils import QueryLayout
 from skrank.utils._query_layout import check_qid
 
@@ -100,3 +103,30 @@ def test_cumsum_inside_queries(query_ids, rng):
     for i, q in enumerate(layout.unique_qid):
         a, b = layout.offsets[i], layout.offsets[i + 1]
         np.testing.assert_array_equal(got[a:b], np.cumsum(values[query_ids == q]))
+
+
+# ----------------------------------------------------------------------
+# Issue 27: bad input to the query layout gives a clear error naming the
+# parameter (not a numpy-internal one, nor a silent wrong answer).
+
+
+def test_ragged_qid_names_qid():
+    # issue 27: numpy's "inhomogeneous shape" error, without the parameter's name
+    with pytest.raises(ValueError, match="qid must be a 1-D array of query ids, one per "
+                       "row; got a ragged nested sequence") as info:
+        skrank.ndcg_score([1, 0], [1, 0], qid=[[1], [2, 3]])
+    assert "inhomogeneous" in str(info.value.__cause__)
+    with pytest.raises(ValueError, match="qid_val must be a 1-D array .* ragged"):
+        check_qid([[1], [2, 3]], name="qid_val")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_qid_raises_no_spurious_warning(dtype):
+    # issue 27: comparing float16 ids with 2**53 overflowed in the cast and warned
+    qid = np.array([0, 0, 1, 1], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = skrank.ndcg_score([1, 0, 2, 0], [0.1, 0.2, 0.3, 0.4], qid=qid)
+        ids = check_qid(qid)
+    assert got == skrank.ndcg_score([1, 0, 2, 0], [0.1, 0.2, 0.3, 0.4], qid=[0, 0, 1, 1])
+    assert ids.dtype == np.int64 and ids.tolist() == [0, 0, 1, 1]

@@ -38,8 +38,9 @@ def check_qid(qid, n_samples=None, *, name="qid"):
     Raises
     ------
     ValueError
-        If ``qid`` is not 1-D, has the wrong length, is empty, or holds NaN,
-        non-integral floats or integers outside the int64 range.
+        If ``qid`` is not 1-D (a ragged nested sequence included), has the
+        wrong length, is empty, or holds NaN, non-integral floats or integers
+        outside the int64 range.
     TypeError
         If ``qid`` is None or holds values that are neither integers nor
         strings.
@@ -53,7 +54,13 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"{name} must be a 1-D array with one query id per row, "
             f"got the scalar {qid!r}."
         )
-    arr = np.asarray(qid)
+    try:
+        arr = np.asarray(qid)
+    except ValueError as exc:  # issue 27: a ragged nested sequence, [[1], [2, 3]]
+        raise ValueError(
+            f"{name} must be a 1-D array of query ids, one per row; got a ragged "
+            "nested sequence."
+        ) from exc
     if arr.dtype.kind in "US" and not isinstance(qid, np.ndarray):
         # numpy turns [1, 1, "1", "1"] into strings, merging the int 1 and the
         # str "1" into one query: check the values as given
@@ -110,7 +117,9 @@ def check_qid(qid, n_samples=None, *, name="qid"):
                 f"{name} must hold integer or string ids; got the non-integral "
                 f"value {float(bad)!r}."
             )
-        if np.abs(arr).max() > 2**53:
+        # issue 27: 2**53 overflows in float16 (a spurious warning), whose
+        # largest value is far below it: no float16 id is beyond 2**53
+        if float(np.finfo(arr.dtype).max) > 2**53 and np.abs(arr).max() > 2**53:
             bad = arr[np.abs(arr) > 2**53][0]
             raise ValueError(
                 f"{name} holds the float {float(bad)!r}, beyond 2**53 where "
