@@ -231,3 +231,39 @@ def test_query_positions_rejects_bad_queries(queries, error, match):
     positions, sizes = layout.query_positions(np.array([], dtype=np.intp))
     assert positions.size == 0 and sizes.size == 0
 
+
+@pytest.mark.parametrize("qid", [[0, 0, 0, 1, 1, 2], [1, 1, 0, 0, 2, 0]])
+@pytest.mark.parametrize(
+    "method, name, length, what",
+    [
+        ("to_sorted", "a", 6, "n_samples"),
+        ("to_rows", "a_sorted", 6, "n_samples"),
+        ("sum", "a_sorted", 6, "n_samples"),
+        ("max", "a_sorted", 6, "n_samples"),
+        ("min", "a_sorted", 6, "n_samples"),
+        ("mean", "a_sorted", 6, "n_samples"),
+        ("cumsum", "a_sorted", 6, "n_samples"),
+        ("expand", "per_query", 3, "n_queries"),
+    ],
+)
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_wrong_length_arrays_rejected(qid, method, name, length, what, delta):
+    # issue 27: sum(np.ones(5)) on 6 rows gave [3., 2.], to_sorted returned its
+    # input unchanged, others failed inside numpy without naming the argument
+    layout = QueryLayout(qid)
+    call = getattr(layout, method)
+    match = (rf"{name} must have {what}={length} entries along its first axis .* "
+             rf"shape \({length + delta}, 2\)")
+    with pytest.raises(ValueError, match=match):
+        call(np.ones((length + delta, 2)))
+    with pytest.raises(ValueError, match=rf"{name} must have .* shape \(\)"):
+        call(1.0)
+    assert call(np.ones((length, 2))).shape[1] == 2  # 2-D: the first axis counts
+
+
+def test_reduce_rejects_a_non_ufunc():
+    # issue 27: "add" failed with AttributeError: 'str' object has no attribute 'reduceat'
+    layout = QueryLayout([0, 0, 1])
+    with pytest.raises(TypeError, match="ufunc must be a numpy ufunc .* got str 'add'"):
+        layout.reduce("add", np.ones(3))
+    np.testing.assert_array_equal(layout.reduce(np.add, np.ones(3)), [2.0, 1.0])

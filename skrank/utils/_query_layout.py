@@ -511,6 +511,20 @@ class QueryLayout:
             return np.tile(np.arange(self.max_size), self.n_queries)
         return np.arange(self.n_samples) - np.repeat(self.starts, self.sizes)
 
+    def _check_length(self, a, name, per_query=False):
+        """``a`` as an array, checked to have one entry per row (or per query)
+        along its first axis: a shape comparison, O(1) (issue 27)."""
+        a = np.asarray(a)
+        expected = self.n_queries if per_query else self.n_samples
+        if a.ndim == 0 or a.shape[0] != expected:
+            what = "n_queries" if per_query else "n_samples"
+            raise ValueError(
+                f"{name} must have {what}={expected} entries along its first axis "
+                f"(one per {'query' if per_query else 'row'}); got an array of shape "
+                f"{a.shape}."
+            )
+        return a
+
     def to_sorted(self, a):
         """The rows of an array in sorted order.
 
@@ -523,8 +537,13 @@ class QueryLayout:
         -------
         a_sorted : ndarray of shape (n_samples, ...)
             ``a[order]``; ``a`` itself (as an array) when ``order`` is None.
+
+        Raises
+        ------
+        ValueError
+            If ``a`` does not have ``n_samples`` entries along its first axis.
         """
-        a = np.asarray(a)
+        a = self._check_length(a, "a")
         return a if self.order is None else a[self.order]
 
     def to_rows(self, a_sorted):
@@ -540,8 +559,14 @@ class QueryLayout:
         a : ndarray of shape (n_samples, ...)
             The values in row order; ``a_sorted`` itself (as an array) when
             ``order`` is None.
+
+        Raises
+        ------
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
-        a_sorted = np.asarray(a_sorted)
+        a_sorted = self._check_length(a_sorted, "a_sorted")
         if self.order is None:
             return a_sorted
         out = np.empty_like(a_sorted)
@@ -560,8 +585,15 @@ class QueryLayout:
         -------
         per_row : ndarray of shape (n_samples, ...)
             ``per_query[i]`` at the sorted positions of the rows of query ``i``.
+
+        Raises
+        ------
+        ValueError
+            If ``per_query`` does not have ``n_queries`` entries along its
+            first axis.
         """
-        return np.repeat(np.asarray(per_query), self.sizes, axis=0)
+        per_query = self._check_length(per_query, "per_query", per_query=True)
+        return np.repeat(per_query, self.sizes, axis=0)
 
     def select(self, queries):
         """The rows of some queries, grouped, and their layout.
@@ -739,8 +771,22 @@ class QueryLayout:
         -------
         per_query : ndarray of shape (n_queries, ...)
             ``ufunc.reduceat`` over each query, along the first axis.
+
+        Raises
+        ------
+        TypeError
+            If ``ufunc`` is not a numpy ufunc.
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
-        return ufunc.reduceat(np.asarray(a_sorted), self.starts, axis=0)
+        if not isinstance(ufunc, np.ufunc):  # issue 27: "add" failed on .reduceat
+            raise TypeError(
+                f"ufunc must be a numpy ufunc such as np.add or np.maximum; got "
+                f"{type(ufunc).__name__} {ufunc!r:.80}."
+            )
+        a_sorted = self._check_length(a_sorted, "a_sorted")
+        return ufunc.reduceat(a_sorted, self.starts, axis=0)
 
     _REDUCTION_DOC = """Per-query {} of an array in sorted order.
 
@@ -752,6 +798,12 @@ class QueryLayout:
         Returns
         -------
         per_query : ndarray of shape (n_queries, ...)
+
+        Raises
+        ------
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
 
     def sum(self, a_sorted):
@@ -786,9 +838,16 @@ class QueryLayout:
         cumsum : ndarray of shape (n_samples, ...)
             At the sorted position of each row, the sum of the values of its
             query's rows up to and including it.
+
+        Raises
+        ------
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
+        a_sorted = self._check_length(a_sorted, "a_sorted")
         total = np.cumsum(a_sorted, axis=0)
-        before = total[self.starts] - np.asarray(a_sorted)[self.starts]
+        before = total[self.starts] - a_sorted[self.starts]
         return total - self.expand(before)
 
 
