@@ -38,8 +38,9 @@ def check_qid(qid, n_samples=None, *, name="qid"):
     Raises
     ------
     ValueError
-        If ``qid`` is not 1-D, has the wrong length, is empty, or holds NaN,
-        non-integral floats or integers outside the int64 range.
+        If ``qid`` is not 1-D (a ragged nested sequence included), has the
+        wrong length, is empty, or holds NaN, non-integral floats or integers
+        outside the int64 range.
     TypeError
         If ``qid`` is None or holds values that are neither integers nor
         strings.
@@ -53,7 +54,13 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"{name} must be a 1-D array with one query id per row, "
             f"got the scalar {qid!r}."
         )
-    arr = np.asarray(qid)
+    try:
+        arr = np.asarray(qid)
+    except ValueError as exc:  # issue 27: a ragged nested sequence, [[1], [2, 3]]
+        raise ValueError(
+            f"{name} must be a 1-D array of query ids, one per row; got a ragged "
+            "nested sequence."
+        ) from exc
     if arr.dtype.kind in "US" and not isinstance(qid, np.ndarray):
         # numpy turns [1, 1, "1", "1"] into strings, merging the int 1 and the
         # str "1" into one query: check the values as given
@@ -110,7 +117,9 @@ def check_qid(qid, n_samples=None, *, name="qid"):
                 f"{name} must hold integer or string ids; got the non-integral "
                 f"value {float(bad)!r}."
             )
-        if np.abs(arr).max() > 2**53:
+        # issue 27: 2**53 overflows in float16 (a spurious warning), whose
+        # largest value is far below it: no float16 id is beyond 2**53
+        if float(np.finfo(arr.dtype).max) > 2**53 and np.abs(arr).max() > 2**53:
             bad = arr[np.abs(arr) > 2**53][0]
             raise ValueError(
                 f"{name} holds the float {float(bad)!r}, beyond 2**53 where "
@@ -145,6 +154,73 @@ def _integer_ids(values, name):
         f"{name} holds {problem} (int64: [-2**63, 2**63), uint64: [0, 2**64)); "
         "pass smaller integers or strings."
     )
+
+
+def _check_sizes(sizes):
+    """``from_sizes``' sizes as a 1-D intp array of positive integers (issue 27)."""
+    try:
+        arr = np.asarray(sizes)
+    except ValueError as exc:  # a ragged nested sequence
+        raise ValueError(
+            "sizes must be a 1-D array of query sizes; got a ragged nested sequence."
+        ) from exc
+    if arr.ndim != 1:
+        raise ValueError(
+            f"sizes must be a 1-D array of query sizes; got an array of shape {arr.shape}."
+        )
+    if arr.shape[0] == 0:
+        raise ValueError("sizes is empty: a layout needs at least one query.")
+    if arr.dtype.kind == "O" and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
+    ):
+        # Python integers beyond 64 bits: too large, or negative, anyway
+        low, high = min(arr), max(arr)
+        bad = low if low < 1 else high
+        raise ValueError(
+            f"sizes must be positive integers below the largest array length "
+            f"{np.iinfo(np.intp).max}; got the size {bad!r}."
+        )
+    if arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"sizes must hold integers (the number of rows of each query); got dtype "
+            f"{arr.dtype} with values such as {arr[0].item()!r}."
+        )
+    if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.intp).max:
+        raise ValueError(
+            f"sizes must be positive integers below the largest array length "
+            f"{np.iinfo(np.intp).max}; got the size {int(arr.max())}."
+        )
+    arr = arr.astype(np.intp, copy=False)
+    if arr.min() < 1:
+        i = int(np.argmax(arr < 1))
+        raise ValueError(
+            f"sizes must be positive: every query has at least one row; got the size "
+            f"{int(arr[i])} for query {i}."
+        )
+    return arr
+
+
+def _check_unique_qid(unique_qid, n_queries):
+    """``from_sizes``' ids: 1-D, one per query, distinct (issue 27)."""
+    try:
+        ids = np.asarray(unique_qid)
+    except ValueError as exc:  # a ragged nested sequence
+        raise ValueError(
+            "unique_qid must be a 1-D array of query ids; got a ragged nested sequence."
+        ) from exc
+    if ids.ndim != 1 or ids.shape[0] != n_queries:
+        raise ValueError(
+            f"unique_qid must have one id per query: expected shape ({n_queries},) as "
+            f"sizes, got shape {ids.shape}."
+        )
+    if n_queries > 1 and not np.all(ids[1:] > ids[:-1]):  # (sorted: distinct)
+        values, counts = np.unique(ids, return_counts=True)
+        if len(values) < n_queries:
+            raise ValueError(
+                f"unique_qid must hold distinct ids; got {values[counts > 1][0].item()!r} "
+                f"{int(counts[counts > 1][0])} times."
+            )
+    return ids
 
 
 #: A function given ``qid=None`` and more rows than this warns: one query of
@@ -348,30 +424,57 @@ class QueryLayout:
         """Layout of rows already grouped by query, from the sizes of the queries.
 
         For bookkeeping inside a fit (e.g. a mini-batch of whole queries): the
-        ids are not validated and the per-row ``qid`` is only built if asked
-        for, so construction costs O(n_queries).
+        per-row ``qid`` is only built if asked for, and construction costs
+        O(n_queries) (O(n_queries log n_queries) with ``unique_qid``, checked
+        to be distinct).
 
         Parameters
         ----------
         sizes : array-like of int, shape (n_queries,)
-            Positive number of rows of each query, in row order.
-        unique_qid : ndarray of shape (n_queries,), default=None
-            Id of each query (sorted and distinct); None numbers them 0, 1, ...
+            Positive number of rows of each query, in row order; at least one
+            query, and at most ``np.iinfo(np.intp).max`` rows in all.
+        unique_qid : array-like of shape (n_queries,), default=None
+            Distinct id of each query, in row order (sorted, as in a layout
+            built from ``qid``, unless the caller orders the queries otherwise,
+            e.g. by size); None numbers them 0, 1, ... The ids are not
+            otherwise validated.
 
         Returns
         -------
         layout : QueryLayout
             Its ``order`` is None: sorted order is row order.
+
+        Raises
+        ------
+        ValueError
+            If ``sizes`` is not 1-D, is empty, holds a size below 1 or sums
+            past the largest array length, or if ``unique_qid`` is not 1-D,
+            not of the length of ``sizes``, or holds an id twice.
+        TypeError
+            If ``sizes`` holds values that are not integers.
         """
         layout = cls.__new__(cls)
-        sizes = np.asarray(sizes, dtype=np.intp)
-        layout.unique_qid = np.arange(len(sizes)) if unique_qid is None else unique_qid
+        sizes = _check_sizes(sizes)
+        n_queries = sizes.shape[0]
+        if unique_qid is None:
+            unique_qid = np.arange(n_queries)
+        else:
+            unique_qid = _check_unique_qid(unique_qid, n_queries)
+        layout.unique_qid = unique_qid
         layout.order = None
-        layout.offsets = np.zeros(len(sizes) + 1, dtype=np.intp)
+        layout.offsets = np.zeros(n_queries + 1, dtype=np.intp)
         np.cumsum(sizes, out=layout.offsets[1:])
+        # issue 27: the sizes are positive, so a sum past the largest intp
+        # (which wraps around) shows as offsets that do not increase
+        if n_queries > 1 and not np.all(layout.offsets[2:] > layout.offsets[1:-1]):
+            total = sum(int(v) for v in sizes)
+            raise ValueError(
+                f"sizes must sum to at most {np.iinfo(np.intp).max} rows (the largest "
+                f"array length); got sizes summing to {total}."
+            )
         layout.sizes = sizes
         layout.n_samples = int(layout.offsets[-1])
-        layout.n_queries = len(sizes)
+        layout.n_queries = n_queries
         layout.max_size = int(sizes.max())
         return layout
 
@@ -408,6 +511,20 @@ class QueryLayout:
             return np.tile(np.arange(self.max_size), self.n_queries)
         return np.arange(self.n_samples) - np.repeat(self.starts, self.sizes)
 
+    def _check_length(self, a, name, per_query=False):
+        """``a`` as an array, checked to have one entry per row (or per query)
+        along its first axis: a shape comparison, O(1) (issue 27)."""
+        a = np.asarray(a)
+        expected = self.n_queries if per_query else self.n_samples
+        if a.ndim == 0 or a.shape[0] != expected:
+            what = "n_queries" if per_query else "n_samples"
+            raise ValueError(
+                f"{name} must have {what}={expected} entries along its first axis "
+                f"(one per {'query' if per_query else 'row'}); got an array of shape "
+                f"{a.shape}."
+            )
+        return a
+
     def to_sorted(self, a):
         """The rows of an array in sorted order.
 
@@ -420,8 +537,13 @@ class QueryLayout:
         -------
         a_sorted : ndarray of shape (n_samples, ...)
             ``a[order]``; ``a`` itself (as an array) when ``order`` is None.
+
+        Raises
+        ------
+        ValueError
+            If ``a`` does not have ``n_samples`` entries along its first axis.
         """
-        a = np.asarray(a)
+        a = self._check_length(a, "a")
         return a if self.order is None else a[self.order]
 
     def to_rows(self, a_sorted):
@@ -437,8 +559,14 @@ class QueryLayout:
         a : ndarray of shape (n_samples, ...)
             The values in row order; ``a_sorted`` itself (as an array) when
             ``order`` is None.
+
+        Raises
+        ------
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
-        a_sorted = np.asarray(a_sorted)
+        a_sorted = self._check_length(a_sorted, "a_sorted")
         if self.order is None:
             return a_sorted
         out = np.empty_like(a_sorted)
@@ -457,8 +585,15 @@ class QueryLayout:
         -------
         per_row : ndarray of shape (n_samples, ...)
             ``per_query[i]`` at the sorted positions of the rows of query ``i``.
+
+        Raises
+        ------
+        ValueError
+            If ``per_query`` does not have ``n_queries`` entries along its
+            first axis.
         """
-        return np.repeat(np.asarray(per_query), self.sizes, axis=0)
+        per_query = self._check_length(per_query, "per_query", per_query=True)
+        return np.repeat(per_query, self.sizes, axis=0)
 
     def select(self, queries):
         """The rows of some queries, grouped, and their layout.
@@ -545,19 +680,37 @@ class QueryLayout:
         -------
         layout : QueryLayout
             Its ``order`` is None: sorted order is row order.
+
+        Raises
+        ------
+        ValueError
+            If the range is empty or outside ``[0, n_queries]``.
+        TypeError
+            If ``lo`` or ``hi`` is not an integer.
         """
+        # issue 27: an empty range failed inside numpy, one past the queries
+        # was cut silently
+        for name, value in (("lo", lo), ("hi", hi)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an integer query number; got {value!r}.")
+        if not 0 <= lo < hi <= self.n_queries:
+            raise ValueError(
+                f"lo and hi must be query numbers with 0 <= lo < hi <= n_queries="
+                f"{self.n_queries}; got lo={lo!r}, hi={hi!r}."
+            )
         return QueryLayout.from_sizes(self.sizes[lo:hi], self.unique_qid[lo:hi])
 
     def query_positions(self, queries):
         """Sorted-order positions of the rows of some queries, in the order given.
 
-        Unchecked (for callers that draw ``queries`` themselves, such as a
-        permutation of all queries per epoch); :meth:`select` is the checked
-        form.
+        For callers that draw ``queries`` themselves, such as a permutation of
+        all queries per epoch: the query numbers are checked to be 1-D
+        integers in ``[0, n_queries)`` (a min and a max), not to be distinct;
+        :meth:`select` is the fully checked form.
 
         Parameters
         ----------
-        queries : ndarray of int
+        queries : array-like of int, shape (n_selected,)
             Distinct query numbers, in any order.
 
         Returns
@@ -566,7 +719,35 @@ class QueryLayout:
             The rows of ``queries[0]``, then those of ``queries[1]``, ...
         sizes : ndarray of shape (len(queries),)
             The sizes of those queries.
+
+        Raises
+        ------
+        ValueError
+            If ``queries`` is not 1-D or holds a number outside
+            ``[0, n_queries)``.
+        TypeError
+            If ``queries`` does not hold integers.
         """
+        queries = np.asarray(queries)
+        # issue 27: a number past the queries was a bare IndexError, a negative
+        # one counted from the end and gave rows beyond n_samples
+        if queries.ndim != 1:
+            raise ValueError(
+                f"queries must be a 1-D array of query numbers; got an array of shape "
+                f"{queries.shape}."
+            )
+        if queries.dtype.kind not in "iu":
+            raise TypeError(
+                f"queries must hold integer query numbers; got dtype {queries.dtype}."
+            )
+        if queries.shape[0]:
+            low, high = queries.min(), queries.max()
+            if low < 0 or high >= self.n_queries:
+                bad = low if low < 0 else high
+                raise ValueError(
+                    f"queries must be query numbers in [0, {self.n_queries}); got "
+                    f"{int(bad)}."
+                )
         sizes = self.sizes[queries]
         new_starts = np.cumsum(sizes) - sizes
         positions = np.arange(int(sizes.sum())) + np.repeat(
@@ -590,8 +771,22 @@ class QueryLayout:
         -------
         per_query : ndarray of shape (n_queries, ...)
             ``ufunc.reduceat`` over each query, along the first axis.
+
+        Raises
+        ------
+        TypeError
+            If ``ufunc`` is not a numpy ufunc.
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
-        return ufunc.reduceat(np.asarray(a_sorted), self.starts, axis=0)
+        if not isinstance(ufunc, np.ufunc):  # issue 27: "add" failed on .reduceat
+            raise TypeError(
+                f"ufunc must be a numpy ufunc such as np.add or np.maximum; got "
+                f"{type(ufunc).__name__} {ufunc!r:.80}."
+            )
+        a_sorted = self._check_length(a_sorted, "a_sorted")
+        return ufunc.reduceat(a_sorted, self.starts, axis=0)
 
     _REDUCTION_DOC = """Per-query {} of an array in sorted order.
 
@@ -603,6 +798,12 @@ class QueryLayout:
         Returns
         -------
         per_query : ndarray of shape (n_queries, ...)
+
+        Raises
+        ------
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
 
     def sum(self, a_sorted):
@@ -637,9 +838,16 @@ class QueryLayout:
         cumsum : ndarray of shape (n_samples, ...)
             At the sorted position of each row, the sum of the values of its
             query's rows up to and including it.
+
+        Raises
+        ------
+        ValueError
+            If ``a_sorted`` does not have ``n_samples`` entries along its
+            first axis.
         """
+        a_sorted = self._check_length(a_sorted, "a_sorted")
         total = np.cumsum(a_sorted, axis=0)
-        before = total[self.starts] - np.asarray(a_sorted)[self.starts]
+        before = total[self.starts] - a_sorted[self.starts]
         return total - self.expand(before)
 
 
