@@ -489,3 +489,82 @@ def test_bool_is_not_a_layer_width(cls, name, value, message, data):
     X, y, qid = data
     with pytest.raises(ValueError, match=message):
         _fast(cls, **{name: value}).fit(X, y, qid=qid)
+
+
+# Found after the 8 causes ----------------------------------------------------
+# issue 27, found by a fuzzing review: a callable metric's wrong return and
+# ragged nested sequences gave numpy's or Python's message without the name.
+_TWO_VALUES = (r"^the metric '<lambda>' of make_ranking_scorer\('<lambda>'\) must return "
+               r"one number \(the mean over queries\); got ndarray of shape \(2,\)")
+
+
+def _two_values_scorer():
+    return skrank.metrics.make_ranking_scorer(lambda yt, ys, *, qid: np.ones(2))
+
+
+def test_metric_returning_an_array_is_named_by_the_scorer(data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        _two_values_scorer()(Ridge().fit(X, y), X, y, qid=qid)
+
+
+def test_metric_returning_an_array_is_named_by_a_rankers_scoring(data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        _fast(ListNetRanker, early_stopping=True, scoring=_two_values_scorer()).fit(
+            X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
+
+
+def test_metric_returning_an_array_is_named_by_cross_validate_ranker(data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        skrank.model_selection.cross_validate_ranker(
+            Ridge(), X, y, qid=qid, scoring=_two_values_scorer(), cv=2)
+
+
+def test_metric_returning_an_array_is_named_by_permutation_importance(data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        skrank.inspection.permutation_importance(
+            Ridge().fit(X, y), X, y, qid=qid, scoring=_two_values_scorer())
+
+
+_RAGGED = [[1], [2, 3]]
+
+
+def _ragged_message(name):
+    return (rf"^{name} must be a 1-D array of numbers; got a ragged nested sequence "
+            r"\(\[\[1\], \[2, 3\]\]\)\.$")
+
+
+def test_ragged_labels_are_named_by_the_losses():
+    with pytest.raises(ValueError, match=_ragged_message("y")) as info:
+        ListNetLoss().prepare(_RAGGED, [0, 0])
+    assert "inhomogeneous" in str(info.value.__cause__)  # numpy's message is the cause
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_ragged_labels_are_named_by_fit(cls):
+    with pytest.raises(ValueError, match=_ragged_message("y")):
+        _fast(cls).fit(np.ones((2, 2)), _RAGGED, qid=[0, 0])
+
+
+def test_ragged_validation_labels_are_named_by_fit(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=_ragged_message("y_val")):
+        _fast(ListNetRanker, early_stopping=True).fit(
+            X, y, qid=qid, X_val=X[:2], y_val=_RAGGED, qid_val=[0, 0])
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_ragged_sample_weight_is_named_by_the_metrics(metric):
+    with pytest.raises(ValueError, match=_ragged_message("sample_weight")):
+        metric([1, 0], [1, 0], qid=[0, 0], sample_weight=_RAGGED)
+
+
+def test_ragged_sample_weight_is_named_by_fit(data):
+    X, y, qid = data
+    weight = [[1]] + [[1, 2]] * (len(y) - 1)
+    with pytest.raises(ValueError, match=r"^sample_weight must be a 1-D array of numbers; "
+                                         r"got a ragged nested sequence \(\[\[1\], \[1, 2\]"):
+        _fast(ListNetRanker).fit(X, y, qid=qid, sample_weight=weight)

@@ -7,9 +7,12 @@ scikit-learn's cross-validation and search tools.
 
 import pickle
 import re
+import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import (
@@ -557,3 +560,167 @@ def test_callable_metric_without_a_cutoff_parameter(data, fitted):
     assert scorer(fitted, X, y, qid=qid) == pytest.approx(
         top1_hit_rate(y, fitted.predict(X), qid=qid, k=1)
     )
+
+
+# ----------------------------------------------------------------------------
+# What a callable metric returns, and other bad input (issue 27)
+def _returning(value):
+    """A metric without k or weights that returns ``value`` whatever it is given."""
+    def metric(y_true, y_score, *, qid, average=True):
+        return value
+    metric.__name__ = "fixed"
+    return metric
+
+
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        (np.ones(2), r"ndarray of shape \(2,\) and dtype float64"),
+        (np.ones(1), r"ndarray of shape \(1,\) and dtype float64"),
+        (None, "None"),
+        ("abc", "str 'abc'"),
+        ("0.5", "str '0.5'"),  # text is not parsed as a number
+        (np.array("0.5"), r"ndarray of shape \(\) and dtype <U3"),
+        ([0.5], r"list of length 1 \[0\.5\]"),
+        (1 + 2j, r"complex \(1\+2j\)"),
+        (np.complex128(1), "complex128"),
+    ],
+)
+def test_metric_must_return_one_number(data, fitted, value, got):
+    # issue 27: numpy's and Python's float() errors leaked out of the scorer
+    X, y, qid = data
+    scorer = make_ranking_scorer(_returning(value))
+    message = (r"^the metric 'fixed' of make_ranking_scorer\('fixed'\) must return one "
+               rf"number \(the mean over queries\); got {got}")
+    with pytest.raises(TypeError, match=message):
+        scorer(fitted, X, y, qid=qid)
+    with pytest.raises(TypeError, match=message):
+        scorer.score_predictions(y, fitted.predict(X), qid=qid)
+
+
+@given(value=st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-10**6, 10**6),
+    st.booleans(),
+    st.floats(width=32).map(np.float32),
+    st.integers(-100, 100).map(np.int64),
+    st.floats().map(np.array),  # a 0-d array
+))
+@settings(max_examples=60, deadline=None)
+def test_metric_returning_one_number_is_its_float(data, value):
+    # issue 27: the check keeps every number, NaN and infinities included (as
+    # scikit-learn's scorers pass NaN on; early stopping treats a NaN metric
+    # as one without signal), and returns float(value) as before
+    X, y, qid = data
+    got = make_ranking_scorer(_returning(value)).score_predictions(
+        y, np.zeros(len(y)), qid=qid
+    )
+    assert type(got) is float
+    np.testing.assert_array_equal(got, float(value))
+
+
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        (0.5, "float 0.5"),
+        (np.ones(3), r"ndarray of shape \(3,\) and dtype float64 for 40 queries"),
+        (np.ones((40, 1)), r"ndarray of shape \(40, 1\)"),
+        ([None] * 40, "list of length 40"),
+        (["a"] * 40, "list of length 40"),
+        ([[1], [2, 3]], "list of length 2"),
+    ],
+)
+def test_metric_without_average_must_return_one_number_per_query(data, value, got):
+    # issue 27: average=False returned whatever the metric gave
+    X, y, qid = data
+    scorer = make_ranking_scorer(_returning(value))
+    with pytest.raises(TypeError, match=(
+        r"^the metric 'fixed' of make_ranking_scorer\('fixed'\) must return a 1-D array "
+        rf"of one number per query with average=False; got {got}"
+    )):
+        scorer.score_predictions(y, np.zeros(len(y)), qid=qid, average=False)
+
+
+@pytest.mark.parametrize("qid_kind", ["sorted", "shuffled", "text"])
+def test_metric_without_average_one_number_per_query_passes(data, qid_kind):
+    X, y, qid = data
+    if qid_kind == "shuffled":
+        qid = qid[::-1]
+    elif qid_kind == "text":
+        qid = np.array([f"q{q}" for q in qid])
+    values = [0.5] * 40
+    scorer = make_ranking_scorer(_returning(values))
+    assert scorer.score_predictions(y, np.zeros(len(y)), qid=qid, average=False) is values
+
+
+@pytest.mark.parametrize("average", ["no", None, 0, 1, np.array([True])])
+def test_score_predictions_average_must_be_a_bool(data, average):
+    # issue 27: average="no" was taken for True
+    X, y, qid = data
+    with pytest.raises(TypeError, match=r"^average must be True or False; got average="):
+        get_ranking_scorer("ndcg").score_predictions(y, y, qid=qid, average=average)
+
+
+def test_score_predictions_average_takes_a_numpy_bool(data):
+    X, y, qid = data
+    scorer = get_ranking_scorer("ndcg@5")
+    score = X[:, 0]
+    assert scorer.score_predictions(y, score, qid=qid, average=np.True_) == (
+        ndcg_score(y, score, qid=qid, k=5))
+    np.testing.assert_array_equal(
+        scorer.score_predictions(y, score, qid=qid, average=np.False_),
+        ndcg_score(y, score, qid=qid, k=5, average=False))
+
+
+@pytest.mark.parametrize(
+    "sample_weight, got",
+    [(2.0, "float 2.0"), (None, None), ([1, 2], r"list of length 2 \[1, 2\]"),
+     (np.ones((3, 2)), r"ndarray of shape \(3, 2\)")],
+)
+def test_sample_weight_refused_by_a_metric_without_it_is_described(data, fitted,
+                                                                   sample_weight, got):
+    # issue 27: the message called len() on the weights, a TypeError for 2.0
+    X, y, qid = data
+    scorer = make_ranking_scorer(lambda y_true, y_score, *, qid: 0.5)
+    if sample_weight is None:
+        assert scorer(fitted, X, y, qid=qid, sample_weight=None) == 0.5
+        return
+    with pytest.raises(ValueError, match=(
+        r"does not support sample_weight: its metric takes no sample_weight parameter; "
+        rf"got sample_weight={got}"
+    )):
+        scorer(fitted, X, y, qid=qid, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("estimator, name", [
+    (object(), "object"),
+    (make_pipeline(QueryNormalizer()), "Pipeline"),  # its last step has no predict
+])
+def test_scorer_needs_an_estimator_with_predict(data, estimator, name):
+    # issue 27: a bare AttributeError came out of the scorer
+    X, y, qid = data
+    with pytest.raises(TypeError, match=(
+        rf"^Scoring needs a fitted estimator with a predict method; got an estimator of "
+        rf"type {name}, which has no predict\.$"
+    )):
+        get_ranking_scorer("ndcg@10")(estimator, X, y, qid=qid)
+
+
+def test_name_with_k_beyond_the_int_conversion_limit_is_refused():
+    # issue 27: int() raised "Exceeds the limit (4300 digits)" without the name.
+    # Such a k is beyond every query, which the name without @k means.
+    digits = sys.get_int_max_str_digits() or 4300
+    name = "ndcg@" + "9" * (digits + 700)
+    with pytest.raises(ValueError, match=(
+        rf"^Unknown ranking scorer 'ndcg@9+\.\.\.9+' \({len(name) + 2} characters\): its k "
+        rf"has {digits + 700} digits, more than Python converts to an int .* use 'ndcg'; "
+        r"expected '<metric>' or '<metric>@<k>'"
+    )):
+        get_ranking_scorer(name)
+
+
+def test_name_with_a_long_k_within_the_limit_is_no_cut_off(data):
+    X, y, qid = data
+    score = np.arange(len(y), dtype=float)
+    scorer = get_ranking_scorer("ndcg@" + "9" * 100)
+    assert scorer.score_predictions(y, score, qid=qid) == ndcg_score(y, score, qid=qid)

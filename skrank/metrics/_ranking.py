@@ -11,6 +11,7 @@ block).
 
 import numbers
 import re
+import sys
 from types import MappingProxyType
 
 import numpy as np
@@ -1384,19 +1385,29 @@ def parse_metric_name(name):
 
     ``metric`` is a key of :data:`METRICS`, ``k`` an int or None. Raises a
     TypeError for a non-string and a ValueError naming the known metrics for
-    anything else.
+    anything else, also for a ``k`` of more digits than Python converts to an
+    int (``sys.get_int_max_str_digits()``, 4300 by default): such a ``k`` is
+    beyond any query, and the name without ``@k`` (no cut-off) means the same.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string such as 'ndcg@10', got {name!r}.")
     match = _NAME_PATTERN.match(name.strip().lower())
-    if (
-        match is None
-        or match["metric"] not in METRICS
-        or (match["k"] is not None and int(match["k"]) < 1)
-    ):
-        raise ValueError(
-            f"Unknown ranking scorer {name!r}; expected '<metric>' or "
-            f"'<metric>@<k>' (k >= 1) with metric in {sorted(METRICS)}, "
-            "e.g. 'ndcg@10' or 'map'."
-        )
-    return match["metric"], None if match["k"] is None else int(match["k"])
+    expected = (
+        f"expected '<metric>' or '<metric>@<k>' (k >= 1) with metric in "
+        f"{sorted(METRICS)}, e.g. 'ndcg@10' or 'map'."
+    )
+    k = None
+    if match is not None and match["k"] is not None:
+        try:
+            k = int(match["k"])
+        except ValueError as exc:  # issue 27: beyond the int conversion limit
+            raise ValueError(
+                f"Unknown ranking scorer {_shown(name)}: its k has "
+                f"{len(match['k'])} digits, more than Python converts to an int "
+                f"(sys.get_int_max_str_digits() is {sys.get_int_max_str_digits()}). "
+                f"A k beyond every query is no cut-off: use {match['metric']!r}; "
+                f"{expected}"
+            ) from exc
+    if match is None or match["metric"] not in METRICS or (k is not None and k < 1):
+        raise ValueError(f"Unknown ranking scorer {_shown(name)}; {expected}")
+    return match["metric"], k

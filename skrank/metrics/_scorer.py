@@ -34,7 +34,8 @@ class RankingScorer:
     ----------
     metric : callable
         A function ``metric(y_true, y_score, *, qid, k, **kwargs)`` returning
-        a float where higher is better, such as :func:`ndcg_score`.
+        one number where higher is better, such as :func:`ndcg_score`; with
+        ``average=False``, a 1-D array of one number per query.
     k : int or None
         Cutoff passed to ``metric``.
     kwargs : dict
@@ -79,7 +80,17 @@ class RankingScorer:
         Returns
         -------
         score : float
-            The metric's mean over the queries of ``X``.
+            The metric's mean over the queries of ``X``. A NaN returned by
+            the metric is passed on, as scikit-learn's scorers do.
+
+        Raises
+        ------
+        ValueError
+            If ``qid`` is None, or ``sample_weight`` is given to a scorer
+            whose metric takes none.
+        TypeError
+            If ``estimator`` has no ``predict``, or the metric does not
+            return one number.
         """
         if qid is None:
             raise ValueError(
@@ -132,17 +143,86 @@ class RankingScorer:
         Returns
         -------
         score : float or ndarray of shape (n_queries,)
-            The metric's mean over queries, or its per-query values.
+            The metric's mean over queries, or its per-query values. A NaN
+            returned by the metric is passed on, as scikit-learn's scorers
+            do (the rankers' early stopping takes a NaN metric for one
+            without signal and fits without it).
+
+        Raises
+        ------
+        TypeError
+            If ``average`` is not a bool, or the metric returns something
+            other than one number (``average=True``) or a 1-D array of one
+            number per query (``average=False``).
+        ValueError
+            If ``sample_weight`` is given to a scorer whose metric takes
+            none.
         """
+        if not isinstance(average, (bool, np.bool_)):
+            # issue 27: a truthy string such as "no" was taken for True
+            raise TypeError(
+                f"average must be True or False; got average={average!r} of type "
+                f"{type(average).__name__}."
+            )
         self._check_sample_weight(sample_weight)
         kwargs = dict(self._kwargs)
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         if average:
-            return float(self._metric(y_true, y_score, qid=qid, **self._cutoff(), **kwargs))
-        return self._metric(
+            return self._one_number(
+                self._metric(y_true, y_score, qid=qid, **self._cutoff(), **kwargs)
+            )
+        values = self._metric(
             y_true, y_score, qid=qid, average=False, **self._cutoff(), **kwargs
         )
+        if self._metric not in _METRICS.values():  # skrank's own metrics are trusted
+            self._check_per_query(values, qid)
+        return values
+
+    def _wrong_return(self, what, got):
+        return TypeError(
+            f"the metric {self._name!r} of {self!r} must return {what}; got {got}."
+        )
+
+    def _one_number(self, value):
+        """``float(value)`` of a metric's mean, or a TypeError naming the metric (issue 27).
+
+        NaN and infinities pass, as in scikit-learn's scorers (the rankers'
+        early stopping treats a NaN metric as one without signal).
+        """
+        what = "one number (the mean over queries)"
+        if not isinstance(value, (str, bytes, complex, np.complexfloating)) and not (
+            isinstance(value, np.ndarray) and value.dtype.kind in "cUS"
+        ):  # text is not parsed as a number, nor complex cut to its real part
+            try:
+                return float(value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise self._wrong_return(what, _described(value)) from exc
+        raise self._wrong_return(what, _described(value))
+
+    def _check_per_query(self, values, qid):
+        """Refuse per-query values that are not one real number per query (issue 27)."""
+        what = "a 1-D array of one number per query with average=False"
+        try:
+            arr = np.asarray(values)
+        except ValueError as exc:  # a ragged nested sequence
+            raise self._wrong_return(what, _described(values)) from exc
+        if arr.dtype.kind == "O":  # Python numbers are numbers; None or text is not
+            try:
+                arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise self._wrong_return(what, _described(values)) from exc
+            if any(v is None or isinstance(v, (str, bytes)) for v in arr.ravel()):
+                raise self._wrong_return(what, _described(values))
+        elif arr.dtype.kind not in "biuf":
+            raise self._wrong_return(what, _described(values))
+        if arr.ndim != 1:
+            raise self._wrong_return(what, _described(values))
+        n_queries = _n_queries(qid)
+        if n_queries is not None and arr.shape[0] != n_queries:
+            raise self._wrong_return(
+                what, f"{_described(values)} for {n_queries} queries"
+            )
 
     def _cutoff(self):
         """``{"k": k}``, or nothing for a callable metric without ``k`` and no cutoff."""
@@ -154,7 +234,7 @@ class RankingScorer:
         if sample_weight is not None and not self._accept_sample_weight():
             raise ValueError(
                 f"{self!r} does not support sample_weight: its metric takes no "
-                f"sample_weight parameter; got an array of length {len(sample_weight)}."
+                f"sample_weight parameter; got sample_weight={_described(sample_weight)}."
             )
 
     def get_metadata_routing(self):
@@ -217,6 +297,40 @@ class RankingScorer:
         return f"make_ranking_scorer({', '.join(args)})"
 
 
+def _described(value):
+    """A short description of ``value`` for a message: its type and shape or repr."""
+    if isinstance(value, np.ndarray):
+        return f"ndarray of shape {value.shape} and dtype {value.dtype}"
+    if value is None:
+        return "None"
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond the str conversion limit
+        text = "(no repr)"
+    if len(text) > 60:
+        text = text[:50] + "..."
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__} of length {len(value)} {text}"
+    return f"{type(value).__name__} {text}"
+
+
+def _n_queries(qid):
+    """The number of distinct ``qid``, or None for a qid only a metric understands.
+
+    Sorted ids (as :class:`~skrank.losses.BoltzRankLoss` passes its
+    pseudo-queries, every epoch) are counted in one pass, without
+    :func:`numpy.unique`'s sort.
+    """
+    try:
+        qid = np.asarray(qid)
+        if qid.ndim == 1 and qid.dtype.kind in "biuUS" and qid.shape[0] > 1:
+            if np.all(qid[1:] >= qid[:-1]):
+                return 1 + int(np.count_nonzero(qid[1:] != qid[:-1]))
+        return int(np.unique(qid).shape[0])
+    except (TypeError, ValueError):
+        return None
+
+
 def _same(a, b):
     """Whether two dicts of conventions are equal (array values compared whole)."""
     if a.keys() != b.keys():
@@ -263,7 +377,9 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
     metric : {"ndcg", "dcg", "map", "ap", "precision", "p", "recall", "mrr", \
 "err"} or callable
         A metric name, or a function ``metric(y_true, y_score, *, qid, k,
-        **conventions)`` that returns a float (higher is better).
+        **conventions)`` that returns one number, the mean over queries
+        (higher is better; NaN is passed on); the scorer raises a TypeError
+        naming the metric when it returns anything else.
     k : int, default=None
         Cutoff rank passed to the metric (NDCG@k, P@k, ...).
     **conventions : dict
@@ -380,7 +496,9 @@ def get_ranking_scorer(name):
     Raises
     ------
     ValueError
-        If the name is not understood.
+        If the name is not understood, including a ``k`` of more digits
+        than Python converts to an int (4300 by default; such a ``k`` is
+        beyond every query, like the name without ``@k``).
     TypeError
         If ``name`` is neither a string nor a RankingScorer.
 

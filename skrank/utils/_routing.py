@@ -34,7 +34,16 @@ def accepts_qid(estimator, method):
 
 
 def predict_scores(estimator, X, qid):
-    """``estimator.predict(X, qid=qid)`` when predict takes qid, else ``predict(X)``."""
+    """``estimator.predict(X, qid=qid)`` when predict takes qid, else ``predict(X)``.
+
+    Raises a TypeError naming the estimator's type when it has no ``predict``
+    (issue 27: a bare AttributeError came out of the scorers).
+    """
+    if not callable(getattr(estimator, "predict", None)):
+        raise TypeError(
+            "Scoring needs a fitted estimator with a predict method; got an "
+            f"estimator of type {type(estimator).__name__}, which has no predict."
+        )
     if accepts_qid(estimator, "predict"):
         return estimator.predict(X, qid=qid)
     return estimator.predict(X)

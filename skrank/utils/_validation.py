@@ -61,9 +61,10 @@ def check_numeric(values, name):
         If ``values`` holds strings or bytes.
     ValueError
         If ``values`` holds complex numbers (as scikit-learn's
-        ``check_array``).
+        ``check_array``), or is a ragged nested sequence that numpy cannot
+        make an array of.
     """
-    arr = np.asarray(values)
+    arr = _as_array(values, name)
     kind = arr.dtype.kind
     if kind in "US":
         got = f"an array of {'strings' if kind == 'U' else 'bytes'} (dtype {arr.dtype})"
@@ -86,6 +87,24 @@ def check_numeric(values, name):
         "scikit-learn's check_array(dtype='numeric')): convert it explicitly, e.g. "
         f"{name}.astype(float)."
     )
+
+
+def _as_array(values, name):
+    """``np.asarray(values)``, or a ValueError naming ``name`` (issue 27).
+
+    numpy refuses a ragged nested sequence such as ``[[1], [2, 3]]`` with a
+    message that does not say which parameter it was; it stays the cause.
+    """
+    try:
+        return np.asarray(values)
+    except ValueError as exc:
+        if isinstance(values, (list, tuple)):
+            text = repr(values)
+            shown = text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
+            got = f"a ragged nested sequence ({shown})"
+        else:
+            got = f"an object of type {type(values).__name__} that numpy cannot make an array of"
+        raise ValueError(f"{name} must be a 1-D array of numbers; got {got}.") from exc
 
 
 def check_n_jobs(n_jobs, n_tasks):
@@ -151,8 +170,17 @@ def query_weights(sample_weight, layout, *, name="sample_weight"):
     -------
     weights : ndarray of shape (n_queries,)
         Weight of each query, in query order.
+
+    Raises
+    ------
+    ValueError
+        If ``sample_weight`` is not a 1-D array with one weight per row (a
+        ragged nested sequence included), holds a negative or non-finite
+        weight, varies within a query, or is zero for every query.
+    TypeError
+        If ``sample_weight`` does not hold numbers.
     """
-    weight = np.asarray(sample_weight)
+    weight = _as_array(sample_weight, name)
     if weight.ndim != 1 or weight.shape[0] != layout.n_samples:
         raise ValueError(
             f"{name} must be a 1-D array with one weight per row ({layout.n_samples}); "
