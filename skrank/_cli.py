@@ -183,6 +183,17 @@ def _describe(exc):
     return f"{name}: {exc}" if str(exc) else name
 
 
+def _out_of_memory(what, exc, advice):
+    """:class:`CommandError` for a MemoryError while doing ``what``, with ``advice``.
+
+    numpy's ``_ArrayMemoryError`` says what it could not allocate ("Unable to
+    allocate 37.3 GiB for an array with shape ..."); a bare MemoryError says
+    nothing (issue 27, cause 8).
+    """
+    reason = f": {exc}" if str(exc) else ""
+    return CommandError(f"not enough memory to {what}{reason}; {advice}")
+
+
 def _check_labels(y, qid, *, convention, where):
     """:func:`skrank._compare.check_labels`, its error as :class:`CommandError`."""
     try:
@@ -259,6 +270,9 @@ def _cmd_fit(args, parser):
         est.fit(X, y, **kwargs)
     except (ValueError, TypeError) as exc:  # invalid parameter values among them
         raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
+    except MemoryError as exc:  # sizes in --param, or a file, too large for the machine
+        raise _out_of_memory(f"fit {args.ranker}({shown})", exc,
+                             "lower the sizes in --param or use a smaller file") from None
     _log(f"fitted {args.ranker} in {time.perf_counter() - start:.1f} s")
     payload = {
         "format": MODEL_FORMAT,
@@ -331,6 +345,9 @@ def _cmd_predict(args, parser):
         scores = predict_scores(payload["estimator"], X, qid)
     except ValueError as exc:
         raise CommandError(f"predicting {args.file} failed: {exc}") from None
+    except MemoryError as exc:
+        raise _out_of_memory(f"score {args.file} with the {payload['ranker']} of {args.model}",
+                             exc, "score a smaller file") from None
     _log(f"scored {scores.shape[0]} rows in {time.perf_counter() - start:.1f} s")
     # repr: the shortest text that reads back to the same float
     _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out)

@@ -691,6 +691,30 @@ def _array_memory_error():
     pytest.skip("an array of 1 EiB was allocated")
 
 
+@pytest.mark.parametrize("error", ["numpy", "bare"])
+def test_fit_out_of_memory_is_one_line(error, train_file, tmp_path, monkeypatch, capsys):
+    """Issue 27, cause 8: hidden_layer_sizes=(1000000000,) gave numpy's traceback."""
+    exc = _array_memory_error() if error == "numpy" else MemoryError()
+    monkeypatch.setattr(ListNetRanker, "fit", _raise(exc))
+    model = tmp_path / "model.joblib"
+    message = _fails(["fit", train_file, "--ranker", "ListNet", "--out", model,
+                      "--param", "hidden_layer_sizes=(1000000000,)"], capsys)
+    reason = ": Unable to allocate 1.00 EiB for an array with shape" if error == "numpy" else ";"
+    assert message.startswith(
+        f"not enough memory to fit ListNet(hidden_layer_sizes=(1000000000,)){reason}"
+    )
+    assert message.endswith("; lower the sizes in --param or use a smaller file")
+    assert not model.exists()
+
+
+def test_predict_out_of_memory_is_one_line(model_file, train_file, monkeypatch, capsys):
+    """Issue 27, cause 8."""
+    monkeypatch.setattr("skrank._cli.predict_scores", _raise(MemoryError("Unable to allocate")))
+    message = _fails(["predict", model_file, train_file], capsys)
+    assert message == (f"not enough memory to score {train_file} with the Ridge of "
+                       f"{model_file}: Unable to allocate; score a smaller file")
+
+
 @pytest.mark.parametrize("layout", ["file", "fold"])
 def test_compare_out_of_memory_is_one_line(layout, train_file, tmp_path, monkeypatch, capsys):
     """Issue 27, cause 8."""
