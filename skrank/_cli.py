@@ -9,9 +9,10 @@ Errors follow two conventions:
 
 * an error in the files or the data (missing, a folder, unreadable,
   truncated or corrupt, not a model saved by ``fit``, labels the metrics
-  reject, an incomplete LETOR fold, an output that cannot be written) is
-  :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
-  <message>``, naming the file, and exit status 1;
+  reject, an incomplete LETOR fold, an output that cannot be written, data a
+  ranker cannot fit or score, a fit or prediction that runs out of memory)
+  is :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
+  <message>``, naming the file (and the ranker), and exit status 1;
 * a usage error, an option value that is invalid whatever the files hold
   (an unknown ``--param`` name, ``--cv 1``, ``--k 0``, ``--n-jobs 0``), is
   argparse's: its usage line, then one ``error:`` line, and exit status 2,
@@ -19,7 +20,9 @@ Errors follow two conventions:
 
 Anything else is a bug and shows its traceback: the handlers catch the
 exception types a file or data error raises, at the step that reads or
-checks that file, never ``Exception``.
+checks that file, never ``Exception``; a ranker's fit or scores fail on the
+data with the library's input errors, ValueError or TypeError, or with
+MemoryError, and only these are caught there.
 """
 
 import argparse
@@ -180,6 +183,17 @@ def _describe(exc):
     return f"{name}: {exc}" if str(exc) else name
 
 
+def _out_of_memory(what, exc, advice):
+    """:class:`CommandError` for a MemoryError while doing ``what``, with ``advice``.
+
+    numpy's ``_ArrayMemoryError`` says what it could not allocate ("Unable to
+    allocate 37.3 GiB for an array with shape ..."); a bare MemoryError says
+    nothing (issue 27, cause 8).
+    """
+    reason = f": {exc}" if str(exc) else ""
+    return CommandError(f"not enough memory to {what}{reason}; {advice}")
+
+
 def _check_labels(y, qid, *, convention, where):
     """:func:`skrank._compare.check_labels`, its error as :class:`CommandError`."""
     try:
@@ -256,6 +270,9 @@ def _cmd_fit(args, parser):
         est.fit(X, y, **kwargs)
     except (ValueError, TypeError) as exc:  # invalid parameter values among them
         raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
+    except MemoryError as exc:  # sizes in --param, or a file, too large for the machine
+        raise _out_of_memory(f"fit {args.ranker}({shown})", exc,
+                             "lower the sizes in --param or use a smaller file") from None
     _log(f"fitted {args.ranker} in {time.perf_counter() - start:.1f} s")
     payload = {
         "format": MODEL_FORMAT,
@@ -328,6 +345,9 @@ def _cmd_predict(args, parser):
         scores = predict_scores(payload["estimator"], X, qid)
     except ValueError as exc:
         raise CommandError(f"predicting {args.file} failed: {exc}") from None
+    except MemoryError as exc:
+        raise _out_of_memory(f"score {args.file} with the {payload['ranker']} of {args.model}",
+                             exc, "score a smaller file") from None
     _log(f"scored {scores.shape[0]} rows in {time.perf_counter() - start:.1f} s")
     # repr: the shortest text that reads back to the same float
     _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out)
@@ -376,7 +396,7 @@ def _cmd_compare(args, parser):
             raise CommandError(str(exc)) from None
         try:
             results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
-        except DataError as exc:  # a fold's file that cannot be read, or its labels
+        except DataError as exc:  # a fold's file or labels, or a ranker that fails on it
             raise CommandError(str(exc)) from None
         print(format_table(results, (
             f"LETOR protocol on {len(folds)} fold(s) of {path}, LETOR convention: "
@@ -389,7 +409,11 @@ def _cmd_compare(args, parser):
         raise CommandError(
             f"--cv {args.cv} needs at least {args.cv} queries; {where} has {n_queries}"
         )
-    results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs, log=_log)
+    try:
+        results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs, log=_log,
+                         where=where)
+    except DataError as exc:  # a ranker that fails on the data, or runs out of memory
+        raise CommandError(str(exc)) from None
     print(format_table(results, (
         f"{args.cv}-fold grouped CV on {where}, skrank convention: mean ± std over folds")))
     return 0
@@ -509,8 +533,8 @@ def main(argv=None):
         0 on success; 1 when a file is missing, a folder, unreadable,
         truncated or corrupt, not a model saved by ``fit``, or its data do
         not fit the command (labels the metrics reject, an incomplete LETOR
-        fold, ...): the message, one line naming the file, is printed on
-        stderr.
+        fold, features a ranker cannot fit, not enough memory, ...): the
+        message, one line naming the file, is printed on stderr.
 
     Raises
     ------

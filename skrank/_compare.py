@@ -8,6 +8,7 @@ command line itself is in :mod:`skrank._cli`, which imports this module.
 import inspect
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -31,6 +32,34 @@ _SPLITS = ("train", "vali", "test")
 
 class DataError(ValueError):
     """Data of a comparison that cannot be read or scored; the message names the file."""
+
+
+def _shown(name, params):
+    """``name(key=value, ...)``: a ranker with the parameters it was built with."""
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+@contextmanager
+def _ranker_errors(what, where):
+    """Raise :class:`DataError` naming the ranker ``what`` and ``where`` when it fails.
+
+    A ranker's fit or scores fail on the data with the library's input
+    errors: ValueError (NaN or infinite features, labels the ranker cannot
+    fit, a :class:`~skrank._core._solvers.DivergenceError`) or TypeError; a
+    MemoryError when its sizes or the data do not fit in memory. Their
+    message is kept; any other error is a bug and propagates (issue 27,
+    cause 8).
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{what} on {where} failed: {exc}") from exc
+    except MemoryError as exc:  # numpy's _ArrayMemoryError among them
+        reason = f": {exc}" if str(exc) else ""
+        raise DataError(
+            f"not enough memory to run {what} on {where}{reason}; use a smaller file "
+            "or fewer --n-jobs"
+        ) from exc
 
 
 def check_labels(y, qid, *, convention, where):
@@ -66,16 +95,22 @@ def _fit(est, train, vali):
     return time.perf_counter() - start
 
 
-def run_cv(names, X, y, qid, *, cv, n_jobs, log):
-    """Grouped cross-validation of each ranker with its default parameters."""
+def run_cv(names, X, y, qid, *, cv, n_jobs, log, where="the data"):
+    """Grouped cross-validation of each ranker with its default parameters.
+
+    A ranker that fails on the data (``where`` names them) raises
+    :class:`DataError` naming it, also when its folds ran in joblib workers
+    (which re-raise the original error).
+    """
     scoring = [f"ndcg@{k}" for k in CUTOFFS] + ["map"]
     results = {}
     for name in names:
         log(f"[{name}] {cv}-fold grouped cross-validation ...")
         entry = RANKERS[name]
-        out = cross_validate_ranker(
-            entry.make(), X, y, qid=qid, cv=cv, scoring=scoring, n_jobs=n_jobs
-        )
+        with _ranker_errors(name, where):
+            out = cross_validate_ranker(
+                entry.make(), X, y, qid=qid, cv=cv, scoring=scoring, n_jobs=n_jobs
+            )
         table = np.column_stack([out[f"test_{s}"] for s in scoring])
         results[name] = (table, out["fit_time"])
         log(f"[{name}] done: NDCG@10 {table[:, COLUMNS.index('NDCG@10')].mean():.4f}, fit {out['fit_time'].mean():.2f} s/fold")
@@ -89,6 +124,10 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None):
     folds run in parallel with ``n_jobs`` joblib workers (fit seconds are then
     measured on a shared machine). Returns name -> (per-fold test metrics in
     ``COLUMNS`` order, mean fit seconds per grid point of each fold).
+
+    A fold that cannot be read, or a ranker that fails on it, raises
+    :class:`DataError` naming the file, or the ranker, its grid point and
+    the fold.
     """
     grids = grids or {}
     per_fold = Parallel(n_jobs=n_jobs)(
@@ -139,15 +178,17 @@ def _letor_fold(names, fold_dir, grids):
             if "scoring" in est.get_params():
                 # early stopping watches the criterion the grid is chosen by
                 est.set_params(scoring=LETOR_NDCG10)
-            with warnings.catch_warnings():
-                # a grid point that runs to max_iter is still a legitimate candidate
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                seconds.append(_fit(est, data.train, vali))
-            score = ndcg_score(vali[1], predict_scores(est, vali[0], vali[2]), qid=vali[2],
-                               k=10, convention="letor")
+            with _ranker_errors(_shown(name, params), fold_dir):
+                with warnings.catch_warnings():
+                    # a grid point that runs to max_iter is still a legitimate candidate
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    seconds.append(_fit(est, data.train, vali))
+                score = ndcg_score(vali[1], predict_scores(est, vali[0], vali[2]),
+                                   qid=vali[2], k=10, convention="letor")
             if score > best_vali:
                 best, best_vali, chosen = est, score, params
-        row = _metrics(test[1], predict_scores(best, test[0], test[2]), test[2], "letor")
+        with _ranker_errors(_shown(name, chosen), fold_dir):
+            row = _metrics(test[1], predict_scores(best, test[0], test[2]), test[2], "letor")
         out[name] = (row, float(np.mean(seconds)), chosen)
     return out
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 from sklearn.linear_model import Ridge
+from sklearn.utils.parallel import Parallel, delayed
 
 from skrank import (
     BoltzRankRanker,
@@ -27,6 +28,7 @@ from skrank import (
 )
 from skrank import __version__
 from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
+from skrank._compare import DataError, _ranker_errors
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -281,14 +283,17 @@ def test_help_lists_the_four_commands():
 
 # ----------------------------------------------------------------------
 # Expected failures: one line on stderr, exit status 1 (usage errors: 2)
-PROGRESS = ("loaded ", "model: ")  # progress lines that may come before the error
+# progress lines that may come before the error: a file read, a model read, a
+# fit begun, a ranker's cross-validation begun ("[Ridge] 2-fold ...")
+PROGRESS = ("loaded ", "model: ", "fitting ", "[")
 
 
 def _error_line(err, command):
     """The message of the one error line on ``err``, checked.
 
     Lines before it may only be progress lines (``loaded ...``, ``model:
-    ...``) and one-line warnings; a traceback has others.
+    ...``, ``fitting ...``, ``[Ridge] ...``) and one-line warnings; a
+    traceback has others.
     """
     assert "Traceback" not in err, err
     *progress, last = err.splitlines()
@@ -614,3 +619,133 @@ def test_a_warning_is_one_line(train_file, tmp_path, capsys):
         "(the first on line 1): NaN or infinity, loaded as they are."
     ]
     assert not any("UserWarning" in line or "Traceback" in line for line in err), err
+
+
+# ----------------------------------------------------------------------
+# A ranker that fails on the data, or runs out of memory (issue 27, cause 8)
+def _with_feature(path, value, out):
+    """``path``'s LETOR text with the first feature of row 1 set to ``value``, at ``out``."""
+    lines = path.read_text().splitlines(keepends=True)
+    first = lines[0].split(" ")
+    first[2] = first[2].split(":")[0] + f":{value}"
+    lines[0] = " ".join(first)
+    out.write_text("".join(lines))
+    return out
+
+
+# the feature value, the start of the library's message
+BAD_FEATURES = {
+    "nan": ("nan", "Input X contains NaN. Ridge does not accept missing values"),
+    "inf": ("inf", "Input X contains infinity or a value too large for dtype('float64')."),
+}
+
+
+@pytest.mark.parametrize("n_jobs", [[], ["--n-jobs", "2"]], ids=["sequential", "workers"])
+@pytest.mark.parametrize("case", list(BAD_FEATURES))
+def test_compare_names_a_ranker_that_fails_on_a_file(case, n_jobs, train_file, tmp_path,
+                                                     capsys):
+    """Issue 27, cause 8: was the library's traceback; the CV folds may run in workers."""
+    value, reason = BAD_FEATURES[case]
+    data = _with_feature(train_file, value, tmp_path / "bad.txt")
+    message = _fails(["compare", data, "--cv", "2", "--rankers", "Ridge", *n_jobs], capsys)
+    assert message.startswith(f"Ridge on {data} failed: {reason}")
+
+
+def test_compare_names_a_ranker_that_cannot_fit_the_labels(train_file, tmp_path, capsys):
+    """Issue 27, cause 8: LogRank's own ValueError, all labels 0, was a traceback."""
+    lines = train_file.read_text().splitlines(keepends=True)
+    data = tmp_path / "zeros.txt"
+    data.write_text("".join("0 " + line.split(" ", 1)[1] for line in lines))
+    message = _fails(["compare", data, "--cv", "2", "--rankers", "LogRank"], capsys)
+    assert message.startswith(
+        f"LogRank on {data} failed: relevance_threshold=1 is above every label"
+    )
+
+
+@pytest.mark.parametrize("n_jobs", [[], ["--n-jobs", "2"]], ids=["sequential", "workers"])
+@pytest.mark.parametrize("case", list(BAD_FEATURES))
+def test_compare_letor_names_a_ranker_that_fails_on_a_fold(case, n_jobs, tmp_path, capsys):
+    """Issue 27, cause 8: with --n-jobs 2 the folds run in joblib workers."""
+    value, reason = BAD_FEATURES[case]
+    root = tmp_path / "data"
+    _write_fold(root / "Fold1")
+    fold = _write_fold(root / "Fold2", seed=1)
+    _with_feature(fold / "train.txt", value, fold / "train.txt")
+    message = _fails(["compare", root, "--rankers", "Ridge", *n_jobs], capsys)
+    assert message.startswith(f"Ridge(alpha=0.1) on {fold} failed: {reason}")
+
+
+def _raise(exc):
+    """A ``fit`` or ``predict`` that raises ``exc``."""
+    def method(*args, **kwargs):
+        raise exc
+    return method
+
+
+def _array_memory_error():
+    """numpy's own MemoryError, from an array of 1 EiB: refused, nothing is allocated."""
+    try:
+        np.empty(2**60, dtype=np.int8)
+    except MemoryError as exc:
+        return exc
+    pytest.skip("an array of 1 EiB was allocated")
+
+
+@pytest.mark.parametrize("error", ["numpy", "bare"])
+def test_fit_out_of_memory_is_one_line(error, train_file, tmp_path, monkeypatch, capsys):
+    """Issue 27, cause 8: hidden_layer_sizes=(1000000000,) gave numpy's traceback."""
+    exc = _array_memory_error() if error == "numpy" else MemoryError()
+    monkeypatch.setattr(ListNetRanker, "fit", _raise(exc))
+    model = tmp_path / "model.joblib"
+    message = _fails(["fit", train_file, "--ranker", "ListNet", "--out", model,
+                      "--param", "hidden_layer_sizes=(1000000000,)"], capsys)
+    reason = ": Unable to allocate 1.00 EiB for an array with shape" if error == "numpy" else ";"
+    assert message.startswith(
+        f"not enough memory to fit ListNet(hidden_layer_sizes=(1000000000,)){reason}"
+    )
+    assert message.endswith("; lower the sizes in --param or use a smaller file")
+    assert not model.exists()
+
+
+def test_predict_out_of_memory_is_one_line(model_file, train_file, monkeypatch, capsys):
+    """Issue 27, cause 8."""
+    monkeypatch.setattr("skrank._cli.predict_scores", _raise(MemoryError("Unable to allocate")))
+    message = _fails(["predict", model_file, train_file], capsys)
+    assert message == (f"not enough memory to score {train_file} with the Ridge of "
+                       f"{model_file}: Unable to allocate; score a smaller file")
+
+
+@pytest.mark.parametrize("layout", ["file", "fold"])
+def test_compare_out_of_memory_is_one_line(layout, train_file, tmp_path, monkeypatch, capsys):
+    """Issue 27, cause 8."""
+    monkeypatch.setattr(Ridge, "fit", _raise(MemoryError("Unable to allocate 1 TiB")))
+    if layout == "file":
+        data, argv, what = train_file, ["--cv", "2"], "Ridge"
+    else:
+        data, argv, what = _write_fold(tmp_path / "data" / "Fold1"), [], "Ridge(alpha=0.1)"
+    message = _fails(["compare", data, "--rankers", "Ridge", *argv], capsys)
+    where = data.resolve() if layout == "fold" else data  # a fold folder is resolved
+    assert message == (f"not enough memory to run {what} on {where}: Unable to allocate 1 TiB; "
+                       "use a smaller file or fewer --n-jobs")
+
+
+def test_a_memory_error_in_a_worker_keeps_its_type():
+    """joblib re-raises a worker's error as it was: numpy's MemoryError is still one."""
+    _array_memory_error()  # skips where 1 EiB could be allocated
+    match = r"^not enough memory to run R on F: Unable to allocate 1\.00 EiB for an array"
+    with pytest.raises(DataError, match=match), _ranker_errors("R", "F"):
+        Parallel(n_jobs=2)(delayed(np.empty)(2**60, dtype=np.int8) for _ in range(2))
+
+
+@pytest.mark.parametrize("argv", [["compare", "--cv", "2"], ["compare-fold"], ["fit"]])
+def test_a_bug_in_a_fit_still_shows_its_traceback(argv, train_file, tmp_path, monkeypatch):
+    """Only the library's input errors and MemoryError are one line; not an AttributeError."""
+    monkeypatch.setattr(Ridge, "fit", _raise(AttributeError("a bug")))
+    data = _write_fold(tmp_path / "data" / "Fold1") if argv[0] == "compare-fold" else train_file
+    argv = {
+        "compare": ["compare", data, "--rankers", "Ridge", *argv[1:]],
+        "compare-fold": ["compare", data, "--rankers", "Ridge"],
+        "fit": ["fit", data, "--ranker", "Ridge", "--out", tmp_path / "m.joblib"],
+    }[argv[0]]
+    with pytest.raises(AttributeError, match="a bug"):
+        main([str(a) for a in argv])
