@@ -655,3 +655,20 @@ def test_issue27_failed_allocation_names_n_draws(monkeypatch):
                                           r"for 8 rows times n_draws 64-bit draws; lower "
                                           r"n_draws\.$"):
         query_uniforms(QueryLayout(np.zeros(8, dtype=int)), 0, 10**12)
+
+
+def test_issue27_logrank_threshold_above_every_label_warns_at_prepare(data, scores):
+    """Issue 27: the loss was 0 with a zero gradient without a word.
+
+    The loss warns (it is prepared on single queries too, where a query
+    without a good document rightly gives 0); the ranker raises.
+    """
+    X, y, qid = data
+    loss = LogRankLoss(relevance_threshold=100)
+    with pytest.warns(UserWarning, match=r"^LogRankLoss: relevance_threshold=100\.0 is above "
+                                         r"every label \(largest: 4\.0\): no document is "
+                                         r"good, so the loss is 0"):
+        state = loss.prepare(y, qid)
+    assert loss.value_and_grad(scores, state)[0] == 0.0
+    with pytest.raises(ValueError, match=r"^relevance_threshold=100 is above every label"):
+        LogRankRanker(relevance_threshold=100, max_iter=3).fit(X, y, qid=qid)

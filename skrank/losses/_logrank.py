@@ -1,5 +1,6 @@
 """LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
 
+import warnings
 from functools import partial
 from numbers import Real
 
@@ -110,7 +111,10 @@ class LogRankLoss(ListwiseLoss):
         (see :class:`~skrank.rankers.LogRankRanker`).
     relevance_threshold : float, default=1
         A document is good when its label is at least this (graded labels
-        are thresholded), as for MAP in :mod:`skrank.metrics`.
+        are thresholded), as for MAP in :mod:`skrank.metrics`. Above every
+        label (no document good, nothing to rank) :meth:`prepare` warns (the
+        loss is 0; :class:`~skrank.rankers.LogRankRanker` raises a
+        ValueError).
     store_ranks : bool, default=True
         Keep the rank of every row in every sampled ranking in the prepared
         state (``state.per_row["ranks"]``, for inspection). The objective
@@ -272,6 +276,19 @@ class LogRankLoss(ListwiseLoss):
 
     def _prepare(self, y_sorted, layout, random_state):
         good = y_sorted >= self.relevance_threshold
+        if not good.any():
+            # issue 27: the loss was 0 with a zero gradient, without a word.
+            # LogRankRanker raises here; the loss warns, because it is also
+            # prepared on subsets of queries (one query, a fold), where a
+            # query without a good document rightly contributes 0
+            warnings.warn(
+                f"LogRankLoss: relevance_threshold={self.relevance_threshold!r} is above "
+                f"every label (largest: {float(y_sorted.max())!r}): no document is good, "
+                "so the loss is 0 with a zero gradient. Lower relevance_threshold if the "
+                "labels are graded below it.",
+                UserWarning,
+                stacklevel=3,
+            )
         n_pos = layout.sum(good.astype(np.intp))
         n_neg = layout.sizes - n_pos
         informative = (n_pos > 0) & (n_neg > 0)
