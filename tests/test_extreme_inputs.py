@@ -672,3 +672,26 @@ def test_issue27_logrank_threshold_above_every_label_warns_at_prepare(data, scor
     assert loss.value_and_grad(scores, state)[0] == 0.0
     with pytest.raises(ValueError, match=r"^relevance_threshold=100 is above every label"):
         LogRankRanker(relevance_threshold=100, max_iter=3).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("sigma", [1e-310, 5e-324, 1e308, 2e307])
+@pytest.mark.parametrize("make", [SoftRankLoss, lambda sigma: SoftRankRanker(sigma=sigma)
+                                  .fit(np.zeros((2, 1)), [0, 1], qid=[0, 0])])
+def test_issue27_sigma_beyond_the_floats_is_refused(make, sigma):
+    """Issue 27: infinite gradients below a normal float, overflow warnings above 1.5e307."""
+    with pytest.raises(InvalidParameterError, match=rf"The 'sigma' parameter of SoftRank\w+ "
+                                                    rf"must be a float in the range .* Got "
+                                                    rf"{re.escape(repr(sigma))} instead"):
+        make(sigma)
+
+
+@pytest.mark.parametrize("sigma", [2.2250738585072014e-308, 1e-300, 1.4954835366513482e307])
+def test_issue27_sigma_at_the_ends_of_its_range_gives_finite_values_without_warnings(sigma):
+    y, qid = np.array([0, 1, 2, 0, 1]), np.zeros(5)
+    loss = SoftRankLoss(sigma=sigma)
+    state = loss.prepare(y, qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for s in (np.zeros(5), np.arange(5.0)):
+            value, grad = loss.value_and_grad(s, state)
+            assert np.isfinite(value) and np.isfinite(grad).all()
