@@ -7,6 +7,7 @@ and the value received), or that the result is finite and the one the
 input means.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -553,3 +554,144 @@ def test_huge_but_finite_validation_features_do_not_stop_the_fit(data):
             X, y, qid=qid, X_val=X_val, y_val=y, qid_val=qid
         )
     assert np.isfinite(fitted.coef_).all()
+
+
+# ----------------------------------------------------------------------
+# Issue 27 (losses): a metric returning NaN, silly n_rankings / n_draws,
+# a relevance threshold above every label, sigma beyond the floats.
+
+
+def _nan_metric(y_true, y_score, *, qid, average=True):
+    """A metric that returns NaN for every query."""
+    return np.nan if average else np.full(len(np.unique(qid)), np.nan)
+
+
+def test_issue27_boltzrank_metric_returning_nan_is_refused_at_prepare(data):
+    """Issue 27: the loss and gradient were NaN without a word.
+
+    One of the 8 queries has equal labels: its gains are never used, so not counted.
+    """
+    _, y, qid = data
+    with pytest.raises(ValueError, match=r"^metric=<function _nan_metric .*> returned NaN or "
+                                         r"infinite values for 35 of 40 \(query, sample\) "
+                                         r"pairs, in 7 of 8 queries \(the first: qid=0, e\.g\. "
+                                         r"nan\)"):
+        BoltzRankLoss(5, metric=_nan_metric).prepare(y, qid, random_state=0)
+
+
+def test_issue27_boltzrank_infinite_gain_of_one_query_is_refused():
+    """Issue 27: one infinite gain is named, with its query; finite gains of any size pass."""
+    y, qid = np.array([0, 1, 2, 0, 1]), np.array([3, 3, 3, 7, 7])
+
+    def metric(y_true, y_score, *, qid, average=True):
+        # one value per pseudo-query: (sample, query) in that order, 2 queries
+        out = np.full(len(np.unique(qid)), 1e300)
+        out[1::2] = -np.inf  # every sample of the second query
+        return out
+
+    with pytest.raises(ValueError, match=r"for 4 of 8 \(query, sample\) pairs, in 1 of 2 "
+                                         r"queries \(the first: qid=7, e\.g\. -inf\)"):
+        BoltzRankLoss(4, metric=metric).prepare(y, qid, random_state=0)
+
+    def huge(y_true, y_score, *, qid, average=True):
+        return np.full(len(np.unique(qid)), -1e300)
+
+    BoltzRankLoss(4, metric=huge).prepare(y, qid, random_state=0)
+
+
+def test_issue27_nan_gains_of_queries_with_equal_labels_are_unused_and_accepted():
+    """no_relevant='skip' gives NaN to a query without relevant documents: it contributes 0."""
+    from functools import partial
+
+    from skrank.metrics import ndcg_score
+
+    y, qid = np.array([0, 0, 0, 1, 2, 0]), np.array([0, 0, 0, 1, 1, 1])
+    loss = BoltzRankLoss(4, metric=partial(ndcg_score, no_relevant="skip"))
+    state = loss.prepare(y, qid, random_state=0)
+    assert np.isnan(state.per_query["gains"][0]).all()
+    value, grad = loss.value_and_grad(np.arange(6.0), state)
+    assert np.isfinite(value) and np.isfinite(grad).all() and (grad[:3] == 0).all()
+
+
+def test_issue27_boltzrank_ranker_names_the_metric_not_the_step_size(data):
+    """Issue 27: the fit raised a DivergenceError blaming learning_rate_init and X."""
+    X, y, qid = data
+    with pytest.raises(ValueError, match=r"^metric=<function _nan_metric .*> returned NaN"):
+        BoltzRankRanker(metric=_nan_metric, **F).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("make", [lambda n: BoltzRankLoss(n),
+                                  lambda n: LogRankLoss(n_rankings=n, sampler="walk")])
+def test_issue27_n_rankings_beyond_an_array_is_a_value_error(make):
+    """Issue 27: numpy's 'array is too big' named no parameter (checked before allocating)."""
+    with pytest.raises(ValueError, match=r"^n_rankings must be at most \d+: the rank samples "
+                                         r"of 2 rows in 1 query \(\d+ bytes per ranking\) "
+                                         r".* got n_rankings=4611686018427387904\.$"):
+        make(2**62).prepare([0, 1], [0, 0])
+
+
+def _fail_to_allocate(*args, **kwargs):
+    raise MemoryError("Unable to allocate 7.28 TiB for an array")
+
+
+@pytest.mark.parametrize("make, target", [
+    (lambda n: BoltzRankLoss(n), "skrank.losses._boltzrank._samples"),
+    (lambda n: LogRankLoss(n_rankings=n, sampler="walk"), "skrank.losses._logrank._walk_block"),
+])
+def test_issue27_failed_allocation_names_n_rankings(monkeypatch, make, target):
+    """Issue 27: a MemoryError named no parameter (the allocation is faked here)."""
+    monkeypatch.setattr(target, _fail_to_allocate)
+    with pytest.raises(MemoryError, match=r"^n_rankings=10 needs about [\d.]+ MiB for the rank "
+                                          r"samples of 8 rows in 1 query \(\d+ bytes per "
+                                          r"ranking\); lower n_rankings\.$") as info:
+        make(10).prepare([0, 1] * 4, [0] * 8, random_state=0)
+    assert "Unable to allocate" in str(info.value.__cause__)
+
+
+def test_issue27_failed_allocation_names_n_draws(monkeypatch):
+    """Issue 27: query_uniforms(layout, 0, 10**12) gave numpy's MemoryError (faked here)."""
+    monkeypatch.setattr("skrank.losses._base._mix", _fail_to_allocate)
+    with pytest.raises(MemoryError, match=r"^n_draws=1000000000000 needs about 59604\.6 GiB "
+                                          r"for 8 rows times n_draws 64-bit draws; lower "
+                                          r"n_draws\.$"):
+        query_uniforms(QueryLayout(np.zeros(8, dtype=int)), 0, 10**12)
+
+
+def test_issue27_logrank_threshold_above_every_label_warns_at_prepare(data, scores):
+    """Issue 27: the loss was 0 with a zero gradient without a word.
+
+    The loss warns (it is prepared on single queries too, where a query
+    without a good document rightly gives 0); the ranker raises.
+    """
+    X, y, qid = data
+    loss = LogRankLoss(relevance_threshold=100)
+    with pytest.warns(UserWarning, match=r"^LogRankLoss: relevance_threshold=100\.0 is above "
+                                         r"every label \(largest: 4\.0\): no document is "
+                                         r"good, so the loss is 0"):
+        state = loss.prepare(y, qid)
+    assert loss.value_and_grad(scores, state)[0] == 0.0
+    with pytest.raises(ValueError, match=r"^relevance_threshold=100 is above every label"):
+        LogRankRanker(relevance_threshold=100, max_iter=3).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("sigma", [1e-310, 5e-324, 1e308, 2e307])
+@pytest.mark.parametrize("make", [SoftRankLoss, lambda sigma: SoftRankRanker(sigma=sigma)
+                                  .fit(np.zeros((2, 1)), [0, 1], qid=[0, 0])])
+def test_issue27_sigma_beyond_the_floats_is_refused(make, sigma):
+    """Issue 27: infinite gradients below a normal float, overflow warnings above 1.5e307."""
+    with pytest.raises(InvalidParameterError, match=rf"The 'sigma' parameter of SoftRank\w+ "
+                                                    rf"must be a float in the range .* Got "
+                                                    rf"{re.escape(repr(sigma))} instead"):
+        make(sigma)
+
+
+@pytest.mark.parametrize("sigma", [2.2250738585072014e-308, 1e-300, 1.4954835366513482e307])
+def test_issue27_sigma_at_the_ends_of_its_range_gives_finite_values_without_warnings(sigma):
+    y, qid = np.array([0, 1, 2, 0, 1]), np.zeros(5)
+    loss = SoftRankLoss(sigma=sigma)
+    state = loss.prepare(y, qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for s in (np.zeros(5), np.arange(5.0)):
+            value, grad = loss.value_and_grad(s, state)
+            assert np.isfinite(value) and np.isfinite(grad).all()

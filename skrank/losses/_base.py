@@ -10,6 +10,7 @@ scores.
 """
 
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -539,9 +540,22 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
     -------
     uniforms : ndarray of shape (n_samples, n_draws) or (n_queries, n_draws)
         Values in [0, 1), rows in sorted order of ``layout``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_draws`` is not a positive integer, or if the draws (8 bytes
+        each) would exceed the largest array numpy can hold.
+    MemoryError
+        If the draws cannot be allocated; the message names ``n_draws`` and
+        the size.
     """
-    bits = query_bits(as_layout(layout), random_state, n_draws, per_query=per_query)
-    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    layout = as_layout(layout)
+    bits = query_bits(layout, random_state, n_draws, per_query=per_query)
+    n_rows = len(bits)
+    with sized_by("n_draws", n_draws, 8 * max(n_rows, 1),
+                  f"{n_rows} {'queries' if per_query else 'rows'} times n_draws 64-bit draws"):
+        return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=False):
@@ -556,14 +570,9 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
     n_rows = layout.n_queries if per_query else layout.n_samples
     # the (n_rows, n_draws) array of 64-bit draws must fit in one numpy array
-    largest = MAX_LENGTH // (8 * max(n_rows, 1))
-    if n_draws > largest:
-        raise ValueError(
-            f"n_draws must be at most {largest}: {n_rows} {'queries' if per_query else 'rows'} "
-            f"times n_draws 64-bit draws must fit in one array of at most {MAX_LENGTH} "
-            f"bytes; got n_draws={n_draws!r}."
-        )
-    with np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
+    what = f"{n_rows} {'queries' if per_query else 'rows'} times n_draws 64-bit draws"
+    with sized_by("n_draws", n_draws, 8 * max(n_rows, 1), what), \
+            np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))
         if per_query:
@@ -576,3 +585,50 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
         if draws_first:
             return _mix(draws[:, None] ^ row[None, :])
         return _mix(row[:, None] ^ draws[None, :])
+
+
+@contextmanager
+def sized_by(name, value, bytes_per_unit, what):
+    """Name the parameter ``name`` that sizes the arrays allocated in the block.
+
+    The arrays take ``value * bytes_per_unit`` bytes (``value`` the
+    parameter's, e.g. ``n_rankings``). More than an array can hold
+    (:data:`MAX_LENGTH` bytes) is a ValueError before anything is
+    allocated; a MemoryError in the block is raised again with the
+    parameter's name and the size (issue 27: both used to come from numpy's
+    allocator, naming no parameter). Available memory is not guessed.
+
+    Parameters
+    ----------
+    name : str
+        The parameter, e.g. ``"n_rankings"``.
+    value : int
+        Its value.
+    bytes_per_unit : int
+        Bytes of the arrays per unit of ``value`` (positive).
+    what : str
+        What the arrays hold, for the messages, e.g. ``"8 rows times
+        n_draws 64-bit draws"``.
+    """
+    largest = MAX_LENGTH // bytes_per_unit
+    if value > largest:
+        raise ValueError(
+            f"{name} must be at most {largest}: {what} must fit in {MAX_LENGTH} bytes, "
+            f"the most one array can hold; got {name}={value!r}."
+        )
+    try:
+        yield
+    except MemoryError as exc:
+        size = value * bytes_per_unit
+        amount = f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.1f} MiB"
+        raise MemoryError(
+            f"{name}={value!r} needs about {amount} for {what}; lower {name}."
+        ) from exc
+
+
+def _samples_text(layout, per_ranking):
+    """What the rank samples of a sampling loss hold, for :func:`sized_by`'s messages."""
+    queries = "query" if layout.n_queries == 1 else "queries"
+    rows = "row" if layout.n_samples == 1 else "rows"
+    return (f"the rank samples of {layout.n_samples} {rows} in {layout.n_queries} {queries} "
+            f"({per_ranking} bytes per ranking)")

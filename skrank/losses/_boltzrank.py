@@ -14,7 +14,16 @@ from ..utils._sklearn_compat import (
     StrOptions,
     validate_parameter_constraints,
 )
-from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _seed, query_bits, query_uniforms
+from ._base import (
+    QUERY_WEIGHT,
+    ListwiseLoss,
+    LossState,
+    _seed,
+    query_bits,
+    query_uniforms,
+    _samples_text,
+    sized_by,
+)
 from ._sampled import (
     SETUP_CELLS,
     LogitForm,
@@ -42,7 +51,10 @@ class BoltzRankLoss(ListwiseLoss):
     n_rankings : int, default=100
         Rankings per query in the sample, the label-sorted one included (it
         is the first), drawn once when the loss is prepared and never
-        resampled.
+        resampled. The samples take ``n_rankings`` times (a small
+        integer per row and 16 bytes per query): more than an array can hold is a ValueError
+        naming ``n_rankings`` at :meth:`prepare`, and a failed allocation a
+        MemoryError naming it.
     gain_weight : float, default=0.9
         :math:`\lambda` in the paper (eq. 15): weight of the expected gain
         against the cross entropy to the target distribution, in [0, 1].
@@ -60,7 +72,10 @@ class BoltzRankLoss(ListwiseLoss):
         ``f(y_true, y_score, *, qid, average)`` returning one value per query
         with ``average=False``, such as ``functools.partial(ndcg_score, k=10,
         gain="linear")``; or a :class:`~skrank.metrics.RankingScorer`, whose
-        metric is used. Computed once, when the loss is prepared.
+        metric is used. Computed once, when the loss is prepared; any finite
+        value is a gain, and a NaN or infinite one for a sample of a query
+        with documents of different labels is a ValueError naming
+        ``metric``.
     target_temperature : float, default=1.0
         Temperature :math:`T` of the target distribution,
         :math:`P(R|L) \propto \exp(-E(R|L)/T)`; 1 is the paper's formula.
@@ -229,13 +244,32 @@ class BoltzRankLoss(ListwiseLoss):
         scale = np.where(m > 1, -4.0 / np.maximum(m - 1.0, 1.0) ** 2, 0.0)
         informative = layout.max(y_sorted) > layout.min(y_sorted)
         per_query = {"scale": scale, "informative": informative}
-        ranks = np.empty((layout.n_samples, k), dtype=coefficient_dtype(layout.max_size))
+        dtype = coefficient_dtype(layout.max_size)
+        likelihood = self.objective == "likelihood"
+        # the state's bytes per ranking: the ranks of every row, the target
+        # (and gains) of every query; named in any error of their size
+        per_ranking = (layout.n_samples * dtype.itemsize
+                       + layout.n_queries * 8 * (1 if likelihood else 2))
+        with sized_by("n_rankings", k, per_ranking,
+                      _samples_text(layout, per_ranking)):
+            ranks, target, gains = self._draw(y_sorted, layout, seed, scale, dtype)
+        if gains is not None:
+            _check_finite_gains(gains, informative, layout, self.metric)
+            per_query["gains"] = gains
+        per_query["target"] = target
+        return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
+
+    def _draw(self, y_sorted, layout, seed, scale, dtype):
+        """The ranks, targets and gains (None for the likelihood) of every query."""
+        k = self.n_rankings
+        ranks = np.empty((layout.n_samples, k), dtype=dtype)
         likelihood = self.objective == "likelihood"
         target = np.zeros((layout.n_queries, k))
+        gains = None
         if likelihood:
             target[:, 0] = 1.0
         else:
-            gains = per_query["gains"] = np.empty((layout.n_queries, k))
+            gains = np.empty((layout.n_queries, k))
         # in chunks of queries, so that the temporaries of the draws and of
         # the gains stay within SETUP_CELLS cells whatever the data's size
         for lo, hi in layout.ranges(SETUP_CELLS // k):
@@ -253,8 +287,7 @@ class BoltzRankLoss(ListwiseLoss):
                 target[lo:hi] = log_softmax_rows(tempered)[1]
                 gains[lo:hi] = sample_gains(y_part, order, part, self._metric_function,
                                             self.metric)
-        per_query["target"] = target
-        return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
+        return ranks, target, gains
 
     def _value_and_grad(self, s_sorted, state):
         return sample_objective(state.per_row["ranks"], state.per_query["scale"], s_sorted,
@@ -359,6 +392,32 @@ def sample_gains(y_sorted, order, layout, function, metric):
             f"an array of shape {values.shape} for {k * layout.n_queries} queries."
         )
     return values.reshape(k, layout.n_queries).T.copy()
+
+
+def _check_finite_gains(gains, informative, layout, metric):
+    """Refuse a metric that gave NaN or infinite gains to samples of a query that counts.
+
+    Issue 27: a metric returning NaN made the loss and its gradient NaN
+    without a word, and a ranker's fit then blamed its step size. Any finite
+    gain is fine; the gains of a query whose labels are all equal are never
+    used (it contributes 0), so they may be anything (``no_relevant="skip"``
+    makes them NaN).
+    """
+    bad = ~np.isfinite(gains)
+    bad &= informative[:, None]
+    if not bad.any():
+        return
+    queries = np.flatnonzero(bad.any(axis=1))
+    first = queries[0]
+    values = gains[first][bad[first]]
+    raise ValueError(
+        f"metric={metric!r} returned NaN or infinite values for {int(bad.sum())} of "
+        f"{bad.size} (query, sample) pairs, in {len(queries)} of {layout.n_queries} "
+        f"queries (the first: qid={layout.unique_qid[first].item()!r}, e.g. "
+        f"{float(values[0])!r}). The gains of BoltzRank's samples must be finite: pass "
+        "a metric that gives every ranking of a query with documents of different "
+        "labels a finite value."
+    )
 
 
 def _key_bits(n_queries, n_levels, max_size):

@@ -1,5 +1,6 @@
 """LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
 
+import warnings
 from functools import partial
 from numbers import Real
 
@@ -15,7 +16,17 @@ from ..utils._sklearn_compat import (
     StrOptions,
     validate_parameter_constraints,
 )
-from ._base import QUERY_WEIGHT, ListwiseLoss, LossState, _mix, _seed, query_bits, query_uniforms
+from ._base import (
+    QUERY_WEIGHT,
+    ListwiseLoss,
+    LossState,
+    _mix,
+    _seed,
+    query_bits,
+    query_uniforms,
+    _samples_text,
+    sized_by,
+)
 from ._sampled import (
     LogitForm,
     coefficient_dtype,
@@ -73,7 +84,10 @@ class LogRankLoss(ListwiseLoss):
         Rankings per query in the sample, the ideal one included: the ideal
         ranking :math:`y_q` and ``n_rankings - 1`` states of the walk
         (:math:`|\hat Y_q|`, the paper's 100 by default; a ranking drawn
-        twice counts once).
+        twice counts once). The walk's samples take ``n_rankings`` times
+        (one or two small integers per row and 9 bytes per query): more
+        than an array can hold is a ValueError naming ``n_rankings`` at
+        :meth:`prepare`, and a failed allocation a MemoryError naming it.
     walk_length : int, default=10
         States of each walk: its restart state and those after each of the
         next ``walk_length - 1`` accepted swap transitions, all in the
@@ -97,7 +111,10 @@ class LogRankLoss(ListwiseLoss):
         (see :class:`~skrank.rankers.LogRankRanker`).
     relevance_threshold : float, default=1
         A document is good when its label is at least this (graded labels
-        are thresholded), as for MAP in :mod:`skrank.metrics`.
+        are thresholded), as for MAP in :mod:`skrank.metrics`. Above every
+        label (no document good, nothing to rank) :meth:`prepare` warns (the
+        loss is 0; :class:`~skrank.rankers.LogRankRanker` raises a
+        ValueError).
     store_ranks : bool, default=True
         Keep the rank of every row in every sampled ranking in the prepared
         state (``state.per_row["ranks"]``, for inspection). The objective
@@ -259,6 +276,19 @@ class LogRankLoss(ListwiseLoss):
 
     def _prepare(self, y_sorted, layout, random_state):
         good = y_sorted >= self.relevance_threshold
+        if not good.any():
+            # issue 27: the loss was 0 with a zero gradient, without a word.
+            # LogRankRanker raises here; the loss warns, because it is also
+            # prepared on subsets of queries (one query, a fold), where a
+            # query without a good document rightly contributes 0
+            warnings.warn(
+                f"LogRankLoss: relevance_threshold={self.relevance_threshold!r} is above "
+                f"every label (largest: {float(y_sorted.max())!r}): no document is good, "
+                "so the loss is 0 with a zero gradient. Lower relevance_threshold if the "
+                "labels are graded below it.",
+                UserWarning,
+                stacklevel=3,
+            )
         n_pos = layout.sum(good.astype(np.intp))
         n_neg = layout.sizes - n_pos
         informative = (n_pos > 0) & (n_neg > 0)
@@ -537,6 +567,22 @@ def walk_samples(good, layout, n_pos, *, n_rankings, walk_length, restart, resta
     n_neg = layout.sizes - n_pos
     informative = (n_pos > 0) & (n_neg > 0)
     dtype = coefficient_dtype(layout.max_size)
+    # the state's bytes per ranking: the coefficients (and ranks) of every
+    # row, the gain and validity of every query; named in any error of
+    # their size (issue 27)
+    per_ranking = (layout.n_samples * dtype.itemsize * (2 if store_ranks else 1)
+                   + layout.n_queries * 9)
+    with sized_by("n_rankings", n_rankings, per_ranking,
+                  _samples_text(layout, per_ranking)):
+        return _walk_samples(good, layout, n_pos, n_neg, informative, dtype, n_chains=n_chains,
+                             walk_length=walk_length, restart=restart,
+                             restart_skew=restart_skew, gain=gain, k=k,
+                             random_state=random_state, store_ranks=store_ranks)
+
+
+def _walk_samples(good, layout, n_pos, n_neg, informative, dtype, *, n_chains, walk_length,
+                  restart, restart_skew, gain, k, random_state, store_ranks):
+    """:func:`walk_samples` once its parameters are resolved."""
     ranks = np.zeros((layout.n_samples, n_chains), dtype=dtype) if store_ranks else None
     coef = np.zeros((layout.n_samples, n_chains), dtype=dtype)
     gains = np.ones((layout.n_queries, n_chains))

@@ -38,12 +38,21 @@ from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_para
 from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
 from ._softrank_binomial import MEMORY_BUDGET, _rank_binomial
-from ._softrank_normal import _SQRT_2PI, _rank_normal
+from ._softrank_normal import _BAND, _SQRT_2PI, _rank_normal
 from ._softrank_normal_contraction import _contraction_forward, _contraction_reverse
 from ._softrank_normal_moments import _rank_moments
 from ._softrank_sinkhorn import MAX_SINKHORN_ITERATIONS, _sinkhorn
 
 RANK_DISTRIBUTIONS = ("binomial", "normal", "hybrid")
+
+#: The range of ``sigma`` in which the loss's arithmetic stays within the
+#: floats (issue 27): a normal float, so that the density's normaliser
+#: ``1 / (sqrt(2 pi) sqrt(2) sigma)`` is finite (below it a tie gave an
+#: infinite gradient), and small enough that the band of undecided contests
+#: ``_BAND sqrt(2) sigma`` is finite (above it numpy warned of overflows and
+#: the gradient was 0).
+SIGMA_RANGE = (float(np.finfo(np.float64).tiny),
+               float(np.finfo(np.float64).max / (np.sqrt(2.0) * max(_BAND, _SQRT_2PI))))
 
 #: ``truncation`` below this fraction of the median query size warns: from
 #: small initial weights every rank is spread around N/2, SoftNDCG@R has almost
@@ -82,7 +91,9 @@ class SoftRankLoss(ListwiseLoss):
     Parameters
     ----------
     sigma : float, default=0.1
-        Standard deviation :math:`\sigma` of the noise added to every score.
+        Standard deviation :math:`\sigma` of the noise added to every score,
+        a normal float up to about 1.5e307 (beyond either end the loss's
+        arithmetic leaves the floats).
     rank_distribution : {"normal", "binomial", "hybrid"}, default="normal"
         How the rank distribution of each document is computed: the normal
         approximation of the Rank-Binomial distribution (:math:`O(N^2)` per
@@ -221,7 +232,7 @@ class SoftRankLoss(ListwiseLoss):
 
     #: Constraints of the parameters, shared with :class:`~skrank.rankers.SoftRankRanker`.
     _parameter_constraints = {
-        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "sigma": [Interval(Real, *SIGMA_RANGE, closed="both")],
         "rank_distribution": [StrOptions(set(RANK_DISTRIBUTIONS))],
         "n_exact": [Integer(0, None, closed="left")],
         "sinkhorn_iterations": [Integer(0, MAX_SINKHORN_ITERATIONS, closed="both")],
