@@ -230,6 +230,8 @@ def test_loss_on_a_plain_qid_equals_the_loss_on_its_layout(cls, as_ids, rng):
 @settings(max_examples=25, deadline=None)
 @given(qid=st.lists(st.integers(-3, 3), min_size=1, max_size=12), seed=st.integers(0, 2**16))
 @pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
+# random labels may leave no good document, which LogRankLoss warns of
+@pytest.mark.filterwarnings("ignore:LogRankLoss. relevance_threshold=.* is above every label")
 def test_loss_on_any_qid_equals_the_loss_on_its_layout(cls, qid, seed):
     y, scores = _small_queries(np.random.default_rng(seed), qid)
     loss = cls()

@@ -108,6 +108,9 @@ def test_invariant_to_row_and_query_order(loss, rng):
     assert_allclose(grad_r, grad, rtol=1e-12, atol=1e-15)
 
 
+# a query of the loop may have no good document, which LogRankLoss warns of
+# (issue 27); its loss of 0 is what the flat loss counts for it
+@pytest.mark.filterwarnings("ignore:LogRankLoss. relevance_threshold=.* is above every label")
 def test_flat_equals_per_query_loop(loss, rng):
     y, s, qid = _data(rng)
     value, grad = _evaluate(loss, y, s, qid)
