@@ -154,6 +154,11 @@ def test_float_qid_raises_no_spurious_warning(dtype):
         ([2, 3], [[7, 8]], ValueError, r"unique_qid must have one id per query"),
         ([2, 3], [7, 7], ValueError, "unique_qid must hold distinct ids; got 7 2 times"),
         ([2, 3, 1], ["b", "a", "b"], ValueError, "unique_qid must hold distinct ids; got 'b'"),
+        # Python objects that are not integers are named, not an AttributeError
+        ([None], None, TypeError, "sizes must hold integers .* dtype object .* None"),
+        ([2, None], None, TypeError, "sizes must hold integers .* dtype object .* None"),
+        ([1, 1], np.array(["a", "a"], dtype=object), ValueError,
+         "unique_qid must hold distinct ids; got 'a' 2 times"),
     ],
 )
 def test_from_sizes_rejects_bad_sizes_and_ids(sizes, unique_qid, error, match):
@@ -174,6 +179,13 @@ def test_from_sizes_valid_input_unchanged():
     np.testing.assert_array_equal(layout.qid, [9, 4, 4])
     np.testing.assert_array_equal(QueryLayout.from_sizes(np.array([2], np.uint8)).offsets,
                                   [0, 2])
+    # Python integers in an object array (a pandas object column)
+    np.testing.assert_array_equal(
+        QueryLayout.from_sizes(np.array([2, 3], dtype=object)).offsets, [0, 2, 5])
+    # ids of mixed kinds are not compared: they are not otherwise validated
+    np.testing.assert_array_equal(
+        QueryLayout.from_sizes([1, 1], np.array([1, "a"], dtype=object)).qid,
+        np.array([1, "a"], dtype=object))
 
 
 @given(st.lists(st.integers(1, 50), min_size=1, max_size=20))

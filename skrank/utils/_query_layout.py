@@ -173,17 +173,19 @@ def _check_sizes(sizes):
     if arr.dtype.kind == "O" and all(
         isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
     ):
-        # Python integers beyond 64 bits: too large, or negative, anyway
-        low, high = min(arr), max(arr)
-        bad = low if low < 1 else high
-        raise ValueError(
-            f"sizes must be positive integers below the largest array length "
-            f"{np.iinfo(np.intp).max}; got the size {bad!r}."
-        )
+        try:  # Python integers, e.g. from a pandas object column
+            arr = arr.astype(np.int64)
+        except OverflowError:  # beyond 64 bits: too large, or negative, anyway
+            low, high = min(arr), max(arr)
+            bad = low if low < 1 else high
+            raise ValueError(
+                f"sizes must be positive integers below the largest array length "
+                f"{np.iinfo(np.intp).max}; got the size {bad!r}."
+            ) from None
     if arr.dtype.kind not in "iu":
         raise TypeError(
             f"sizes must hold integers (the number of rows of each query); got dtype "
-            f"{arr.dtype} with values such as {arr[0].item()!r}."
+            f"{arr.dtype} with values such as {_first_non_integer(arr)!r}."
         )
     if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.intp).max:
         raise ValueError(
@@ -200,6 +202,14 @@ def _check_sizes(sizes):
     return arr
 
 
+def _first_non_integer(arr):
+    """The first entry of ``arr`` that is not an integer, as a Python object."""
+    for value in arr.ravel():
+        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+            return value.item() if isinstance(value, np.generic) else value
+    return arr.ravel()[0]  # pragma: no cover - only called on non-integer arrays
+
+
 def _check_unique_qid(unique_qid, n_queries):
     """``from_sizes``' ids: 1-D, one per query, distinct (issue 27)."""
     try:
@@ -213,11 +223,17 @@ def _check_unique_qid(unique_qid, n_queries):
             f"unique_qid must have one id per query: expected shape ({n_queries},) as "
             f"sizes, got shape {ids.shape}."
         )
-    if n_queries > 1 and not np.all(ids[1:] > ids[:-1]):  # (sorted: distinct)
-        values, counts = np.unique(ids, return_counts=True)
-        if len(values) < n_queries:
+    if n_queries > 1:
+        try:
+            increasing = bool(np.all(ids[1:] > ids[:-1]))  # (sorted: distinct)
+            values, counts = (None, None) if increasing else np.unique(ids, return_counts=True)
+        except TypeError:  # ids of mixed kinds (an object array): not compared
+            return ids
+        if not increasing and len(values) < n_queries:
+            twice = values[counts > 1][0]
             raise ValueError(
-                f"unique_qid must hold distinct ids; got {values[counts > 1][0].item()!r} "
+                f"unique_qid must hold distinct ids; got "
+                f"{twice.item() if isinstance(twice, np.generic) else twice!r} "
                 f"{int(counts[counts > 1][0])} times."
             )
     return ids
