@@ -471,3 +471,9 @@ def test_nul_in_path_names_the_path(tmp_path):
     # open() says only "embedded null byte"
     with pytest.raises(ValueError, match=r"path must not contain a NUL character; got '.*a\\x00b'"):
         load_letor(str(tmp_path / "a\x00b"))
+
+
+def test_nul_in_fold_root_names_the_root(tmp_path):
+    # not "Fold 1 ... is incomplete": no file name holds a NUL
+    with pytest.raises(ValueError, match=r"root must not contain a NUL character; got '.*a\\x00b'"):
+        load_letor_fold(str(tmp_path / "a\x00b"), 1)

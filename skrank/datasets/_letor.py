@@ -419,6 +419,16 @@ def _shift_to_one_based(X, text, path):
     X.indices -= 1
 
 
+def _check_no_nul(path, name):
+    """Refuse a path holding a NUL character, which no file name can.
+
+    open() says only "embedded null byte", naming nothing; os.path.exists()
+    says False, which would read as a missing file.
+    """
+    if "\0" in os.fspath(path):
+        raise ValueError(f"{name} must not contain a NUL character; got {path!r}.")
+
+
 def _load_files(paths, *, n_features, dense, return_docids, zero_based):
     """Load several LETOR files to matrices of one width.
 
@@ -429,8 +439,7 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
     Only one file's text is held at a time.
     """
     for path in paths:
-        if "\0" in os.fspath(path):  # open()'s bare "embedded null byte" names nothing
-            raise ValueError(f"path must not contain a NUL character; got {path!r}.")
+        _check_no_nul(path, "path")
     results = []
     for path in paths:
         text = _read_text(path)
@@ -565,10 +574,10 @@ def load_letor(
         ``zlib`` is chained as the cause.
 
         Every message names the file and, for a bad line, its line number.
+
+        If ``path`` holds a NUL character (which no file name can).
     FileNotFoundError
         If ``path`` does not exist.
-
-        A path that holds a NUL character is a ValueError naming it.
 
     Warns
     -----
@@ -737,6 +746,7 @@ def load_letor_fold(
         file is rejected by :func:`load_letor` (no ``qid:`` fields, a feature
         ``0:`` with ``zero_based=False``, a line scikit-learn's parser
         rejects, a corrupt ``.gz`` file, ...); the message names the file.
+        If ``root`` holds a NUL character (which no folder name can).
 
     Warns
     -----
@@ -773,6 +783,7 @@ def load_letor_fold(
     >>> data.test[2]
     array([3, 3])
     """
+    _check_no_nul(root, "root")
     folder = Path(root) / _fold_name(fold)
     paths = []
     missing = []

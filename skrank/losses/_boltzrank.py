@@ -52,9 +52,10 @@ class BoltzRankLoss(ListwiseLoss):
         Rankings per query in the sample, the label-sorted one included (it
         is the first), drawn once when the loss is prepared and never
         resampled. The samples take ``n_rankings`` times (a small
-        integer per row and 16 bytes per query): more than an array can hold is a ValueError
-        naming ``n_rankings`` at :meth:`prepare`, and a failed allocation a
-        MemoryError naming it.
+        integer per row, and 8 bytes per query, 16 with
+        ``objective="expected_gain"``): more than an array can hold is a
+        ValueError naming ``n_rankings`` at :meth:`prepare`, and a failed
+        allocation a MemoryError naming it.
     gain_weight : float, default=0.9
         :math:`\lambda` in the paper (eq. 15): weight of the expected gain
         against the cross entropy to the target distribution, in [0, 1].

@@ -318,8 +318,8 @@ def _n_queries(qid):
     """The number of distinct ``qid``, or None for a qid only a metric understands.
 
     Sorted ids (as :class:`~skrank.losses.BoltzRankLoss` passes its
-    pseudo-queries, every epoch) are counted in one pass, without
-    :func:`numpy.unique`'s sort.
+    pseudo-queries, one per query and sample, when it is prepared) are
+    counted in one pass, without :func:`numpy.unique`'s sort.
     """
     try:
         qid = np.asarray(qid)

@@ -25,7 +25,8 @@ class SoftRankRanker(NeuralRanker):
     sigma : float, default=0.1
         Standard deviation :math:`\sigma` of the Gaussian smoothing of the
         scores (see Notes for how it interacts with the scale of the scores
-        and ``alpha``).
+        and ``alpha``): a normal float up to about 1.5e307 (beyond either
+        end the loss's arithmetic leaves the floats).
     rank_distribution : {"normal", "binomial", "hybrid"}, default="normal"
         ``"normal"``: the normal approximation of the rank distributions
         (§3.6), :math:`O(N^2)` per query of :math:`N` documents.
