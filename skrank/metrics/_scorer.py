@@ -192,8 +192,9 @@ class RankingScorer:
         """
         what = "one number (the mean over queries)"
         if not isinstance(value, (str, bytes, complex, np.complexfloating)) and not (
-            isinstance(value, np.ndarray) and value.dtype.kind in "cUS"
-        ):  # text is not parsed as a number, nor complex cut to its real part
+            isinstance(value, np.ndarray) and (value.dtype.kind in "cUS" or value.ndim > 0)
+        ):  # text is not parsed as a number, nor complex cut to its real part; an
+            # array of one value is not one number (NumPy 1.26 converts it)
             try:
                 return float(value)
             except (TypeError, ValueError, OverflowError) as exc:
