@@ -45,6 +45,8 @@ from ._compare import (
     _letor_folds,
     check_labels,
     format_table,
+    out_of_memory_text,
+    ranker_call,
     run_cv,
     run_letor,
 )
@@ -184,14 +186,8 @@ def _describe(exc):
 
 
 def _out_of_memory(what, exc, advice):
-    """:class:`CommandError` for a MemoryError while doing ``what``, with ``advice``.
-
-    numpy's ``_ArrayMemoryError`` says what it could not allocate ("Unable to
-    allocate 37.3 GiB for an array with shape ..."); a bare MemoryError says
-    nothing (issue 27, cause 8).
-    """
-    reason = f": {exc}" if str(exc) else ""
-    return CommandError(f"not enough memory to {what}{reason}; {advice}")
+    """:class:`CommandError` for a MemoryError while doing ``what``, with ``advice``."""
+    return CommandError(out_of_memory_text(what, exc, advice))
 
 
 def _check_labels(y, qid, *, convention, where):
@@ -263,15 +259,15 @@ def _cmd_fit(args, parser):
     _check_output(args.out)
     X, y, qid = _load(args.train, n_features=args.n_features)
     kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
-    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-    _log(f"fitting {args.ranker}({shown}) ...")
+    shown = ranker_call(args.ranker, params)
+    _log(f"fitting {shown} ...")
     start = time.perf_counter()
     try:
         est.fit(X, y, **kwargs)
     except (ValueError, TypeError) as exc:  # invalid parameter values among them
         raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
     except MemoryError as exc:  # sizes in --param, or a file, too large for the machine
-        raise _out_of_memory(f"fit {args.ranker}({shown})", exc,
+        raise _out_of_memory(f"fit {shown}", exc,
                              "lower the sizes in --param or use a smaller file") from None
     _log(f"fitted {args.ranker} in {time.perf_counter() - start:.1f} s")
     payload = {

@@ -34,9 +34,20 @@ class DataError(ValueError):
     """Data of a comparison that cannot be read or scored; the message names the file."""
 
 
-def _shown(name, params):
+def ranker_call(name, params):
     """``name(key=value, ...)``: a ranker with the parameters it was built with."""
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+def out_of_memory_text(what, exc, advice):
+    """The message of a MemoryError while doing ``what``, with ``advice``.
+
+    numpy's ``_ArrayMemoryError`` says what it could not allocate ("Unable to
+    allocate 37.3 GiB for an array with shape ..."); a bare MemoryError says
+    nothing (issue 27, cause 8).
+    """
+    reason = f": {exc}" if str(exc) else ""
+    return f"not enough memory to {what}{reason}; {advice}"
 
 
 @contextmanager
@@ -55,11 +66,8 @@ def _ranker_errors(what, where):
     except (ValueError, TypeError) as exc:
         raise DataError(f"{what} on {where} failed: {exc}") from exc
     except MemoryError as exc:  # numpy's _ArrayMemoryError among them
-        reason = f": {exc}" if str(exc) else ""
-        raise DataError(
-            f"not enough memory to run {what} on {where}{reason}; use a smaller file "
-            "or fewer --n-jobs"
-        ) from exc
+        raise DataError(out_of_memory_text(f"run {what} on {where}", exc,
+                                           "use a smaller file or fewer --n-jobs")) from exc
 
 
 def check_labels(y, qid, *, convention, where):
@@ -178,7 +186,7 @@ def _letor_fold(names, fold_dir, grids):
             if "scoring" in est.get_params():
                 # early stopping watches the criterion the grid is chosen by
                 est.set_params(scoring=LETOR_NDCG10)
-            with _ranker_errors(_shown(name, params), fold_dir):
+            with _ranker_errors(ranker_call(name, params), fold_dir):
                 with warnings.catch_warnings():
                     # a grid point that runs to max_iter is still a legitimate candidate
                     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -187,7 +195,7 @@ def _letor_fold(names, fold_dir, grids):
                                    qid=vali[2], k=10, convention="letor")
             if score > best_vali:
                 best, best_vali, chosen = est, score, params
-        with _ranker_errors(_shown(name, chosen), fold_dir):
+        with _ranker_errors(ranker_call(name, chosen), fold_dir):
             row = _metrics(test[1], predict_scores(best, test[0], test[2]), test[2], "letor")
         out[name] = (row, float(np.mean(seconds)), chosen)
     return out

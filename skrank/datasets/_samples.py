@@ -10,6 +10,7 @@ from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import MAX_LENGTH, Integer, Interval, StrOptions, validate_params
+from ..utils._validation import shortened_repr
 
 # Labels 0 .. 1000 at most: the metrics' exponential gain 2**l - 1 overflows
 # beyond (they refuse larger labels), so generated data stays scorable.
@@ -345,12 +346,6 @@ def _naming_sizes(function, sizes_given):
         ) from exc
 
 
-def _shown_shares(label_shares):
-    """``label_shares`` for a message: its repr, shortened when long."""
-    text = repr(label_shares)
-    return text if len(text) <= 200 else text[:200] + f"... ({len(text)} characters)"
-
-
 def _check_label_shares(label_shares):
     """Validate ``label_shares``; return it as a float64 array."""
     try:
@@ -368,7 +363,7 @@ def _check_label_shares(label_shares):
         raise ValueError(
             f"label_shares must be a 1-d sequence of 2 to {MAX_LEVELS} positive shares "
             f"summing to 1 (labels 0 .. {MAX_LEVELS - 1}, the largest the metrics' "
-            f"exponential gain takes), got label_shares={_shown_shares(label_shares)}."
+            f"exponential gain takes), got label_shares={shortened_repr(label_shares, 200)}."
         )
     return shares / shares.sum()
 

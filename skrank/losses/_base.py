@@ -553,8 +553,7 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
     layout = as_layout(layout)
     bits = query_bits(layout, random_state, n_draws, per_query=per_query)
     n_rows = len(bits)
-    with sized_by("n_draws", n_draws, 8 * max(n_rows, 1),
-                  f"{n_rows} {'queries' if per_query else 'rows'} times n_draws 64-bit draws"):
+    with sized_by("n_draws", n_draws, 8 * max(n_rows, 1), _draws_text(n_rows, per_query)):
         return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
@@ -570,8 +569,7 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
     n_rows = layout.n_queries if per_query else layout.n_samples
     # the (n_rows, n_draws) array of 64-bit draws must fit in one numpy array
-    what = f"{n_rows} {'queries' if per_query else 'rows'} times n_draws 64-bit draws"
-    with sized_by("n_draws", n_draws, 8 * max(n_rows, 1), what), \
+    with sized_by("n_draws", n_draws, 8 * max(n_rows, 1), _draws_text(n_rows, per_query)), \
             np.errstate(over="ignore"):  # uint64 arithmetic wraps on purpose
         base = _mix(np.uint64(_seed(random_state)))
         query = _mix(base ^ _query_keys(layout.unique_qid))
@@ -624,6 +622,11 @@ def sized_by(name, value, bytes_per_unit, what):
         raise MemoryError(
             f"{name}={value!r} needs about {amount} for {what}; lower {name}."
         ) from exc
+
+
+def _draws_text(n_rows, per_query):
+    """What :func:`query_bits`' draws hold, for :func:`sized_by`'s messages."""
+    return f"{n_rows} {'queries' if per_query else 'rows'} times n_draws 64-bit draws"
 
 
 def _samples_text(layout, per_ranking):

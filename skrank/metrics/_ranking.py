@@ -19,7 +19,7 @@ import numpy as np
 from ..utils._query_blocks import cumprod_before, query_blocks
 from ..utils._query_layout import QueryLayout, implicit_query
 from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
-from ..utils._validation import check_numeric, query_weights
+from ..utils._validation import check_numeric, query_weights, shortened_repr
 from ._query_ranking import rank_order, sorted_blocks, tie_runs
 
 __all__ = [
@@ -257,7 +257,7 @@ def check_relevance_threshold(relevance_threshold):
     ):
         raise ValueError(
             "relevance_threshold must be a finite number, got "
-            f"{_shown(relevance_threshold)}."
+            f"{shortened_repr(relevance_threshold)}."
         )
 
 
@@ -425,12 +425,6 @@ def _finish(
 
 def _short_mask(ranking, k):
     return None if k is None else ranking.layout.sizes < _clip_k(ranking, k)
-
-
-def _shown(value):
-    """``repr(value)``, its middle cut out past 40 characters (a huge int)."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:18]}...{text[-18:]} ({len(text)} characters)"
 
 
 def _as_float(k):
@@ -1344,7 +1338,7 @@ def err_score(
     if max_grade is None:
         top, named = labels.max(), "the top grade (the largest label, as max_grade=None)"
     else:
-        top, named = _as_float(max_grade), f"max_grade={_shown(max_grade)}"
+        top, named = _as_float(max_grade), f"max_grade={shortened_repr(max_grade)}"
     if labels.min() < 0 or labels.max() > top:
         raise ValueError(
             f"err_score needs labels from 0 to max_grade={top:g}; y_true has "
@@ -1402,12 +1396,12 @@ def parse_metric_name(name):
             k = int(match["k"])
         except ValueError as exc:  # issue 27: beyond the int conversion limit
             raise ValueError(
-                f"Unknown ranking scorer {_shown(name)}: its k has "
+                f"Unknown ranking scorer {shortened_repr(name)}: its k has "
                 f"{len(match['k'])} digits, more than Python converts to an int "
                 f"(sys.get_int_max_str_digits() is {sys.get_int_max_str_digits()}). "
                 f"A k beyond every query is no cut-off: use {match['metric']!r}; "
                 f"{expected}"
             ) from exc
     if match is None or match["metric"] not in METRICS or (k is not None and k < 1):
-        raise ValueError(f"Unknown ranking scorer {_shown(name)}; {expected}")
+        raise ValueError(f"Unknown ranking scorer {shortened_repr(name)}; {expected}")
     return match["metric"], k

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import make_metadata_request
+from ..utils._validation import shortened_repr
 from ._ranking import METRICS as _METRICS
 from ._ranking import parse_metric_name
 
@@ -305,11 +306,9 @@ def _described(value):
     if value is None:
         return "None"
     try:
-        text = repr(value)
+        text = shortened_repr(value, 60)
     except ValueError:  # an int beyond the str conversion limit
         text = "(no repr)"
-    if len(text) > 60:
-        text = text[:50] + "..."
     if isinstance(value, (list, tuple)):
         return f"{type(value).__name__} of length {len(value)} {text}"
     return f"{type(value).__name__} {text}"

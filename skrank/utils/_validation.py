@@ -89,6 +89,19 @@ def check_numeric(values, name):
     )
 
 
+def shortened_repr(value, limit=40):
+    """``repr(value)`` for a message, its middle cut out past ``limit`` characters.
+
+    A huge int, a long list or name stays readable; the length says how much
+    was cut.
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    half = max((limit - 4) // 2, 1)
+    return f"{text[:half]}...{text[-half:]} ({len(text)} characters)"
+
+
 def _as_array(values, name):
     """``np.asarray(values)``, or a ValueError naming ``name`` (issue 27).
 
@@ -99,9 +112,7 @@ def _as_array(values, name):
         return np.asarray(values)
     except ValueError as exc:
         if isinstance(values, (list, tuple)):
-            text = repr(values)
-            shown = text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
-            got = f"a ragged nested sequence ({shown})"
+            got = f"a ragged nested sequence ({shortened_repr(values, 60)})"
         else:
             got = f"an object of type {type(values).__name__} that numpy cannot make an array of"
         raise ValueError(f"{name} must be a 1-D array of numbers; got {got}.") from exc
