@@ -193,8 +193,8 @@ def test_any_fitted_estimator(data, make_model):
     assert result.importances_mean.argmax() == INFORMATIVE
 
 
-def test_dataframe_equals_array(data, ridge):
-    pd = pytest.importorskip("pandas")
+def test_dataframe_equals_array(data, ridge, installed):
+    pd = installed("pandas", "test")
     X, y, qid = data
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
     model = Ridge().fit(frame, y)

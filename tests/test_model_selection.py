@@ -654,8 +654,8 @@ def test_cross_val_score_with_routing_equals_cross_validate_ranker(data, metadat
 # ----------------------------------------------------------------------------
 # Dask: joblib's dask backend on an in-process cluster (no network needed)
 @pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
+def dask_client(installed):
+    distributed = installed("distributed", "dask")
     cluster = distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     )
