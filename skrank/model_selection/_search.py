@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
-from ..utils._routing import accepts_qid, predict_scores
+from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import (
     Integer,
     multimetric_scorer,
@@ -167,9 +167,9 @@ class _RankerSearchMixin:
         y_score : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "best_estimator_")
-        if qid is not None and accepts_qid(self.best_estimator_, "predict"):
-            return self.best_estimator_.predict(X, qid=qid)
-        return self.best_estimator_.predict(X)
+        if qid is None:
+            return self.best_estimator_.predict(X)
+        return predict_scores(self.best_estimator_, X, qid)
 
     def score(self, X, y, *, qid):
         """The refit metric of the best estimator on ``X``, grouped by ``qid``.
