@@ -152,6 +152,9 @@ class _RankerSearchMixin:
     def predict(self, X, *, qid=None):
         """Scores of the best estimator (given ``qid`` if its predict takes it).
 
+        A Pipeline's steps get ``qid`` in ``transform`` and ``predict`` where
+        they take it, also with metadata routing off.
+
         Only available if ``refit`` is set (as in scikit-learn's searches:
         with ``refit=False`` it raises an ``AttributeError``).
 
@@ -219,7 +222,11 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     Parameters
     ----------
     estimator : estimator object
-        A ranker (``fit(X, y, *, qid)``) or any regressor.
+        A ranker (``fit(X, y, *, qid)``), any regressor, or a
+        :class:`~sklearn.pipeline.Pipeline` of them: with metadata routing
+        off, ``qid`` reaches the pipeline's steps as in
+        :func:`cross_validate_ranker` (the steps of this estimator decide
+        which get it in ``fit``, whatever the grid sets).
 
     param_grid : dict or list of dicts
         Parameter names mapped to lists of values, as in ``GridSearchCV``.
@@ -271,6 +278,11 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
 
     Notes
     -----
+    With metadata routing off, a Pipeline's steps that take ``qid`` get it
+    in ``fit`` (``<step>__qid``), and the scorers, ``predict(X, qid=qid)``
+    and ``score`` walk the refitted pipeline's steps to give it to each
+    ``transform`` and to the final ``predict`` that take it.
+
     With scikit-learn's metadata routing on, ``fit(X, y, qid=qid)`` uses the
     routing instead: the ranking scorers request ``qid`` by default, and an
     estimator whose ``fit`` takes ``qid`` must say whether it wants it
@@ -349,7 +361,8 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     Parameters
     ----------
     estimator : estimator object
-        A ranker (``fit(X, y, *, qid)``) or any regressor.
+        A ranker (``fit(X, y, *, qid)``), any regressor, or a Pipeline of
+        them, as in :class:`RankerSearchCV`.
     param_distributions : dict or list of dicts
         Parameter names mapped to distributions (with an ``rvs`` method) or
         lists of values, as in ``RandomizedSearchCV``.
