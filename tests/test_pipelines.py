@@ -24,7 +24,7 @@ from skrank.utils._routing import fit_qid_params, predict_scores
 
 N_FOLDS = 3
 #: few iterations, no early stopping: fast, and deterministic given the seed
-LISTNET = dict(random_state=0, max_iter=30, early_stopping=False)
+LISTNET = {"random_state": 0, "max_iter": 30, "early_stopping": False}
 ALPHAS = [1e-4, 10.0]
 
 pytestmark = pytest.mark.filterwarnings(
@@ -129,7 +129,7 @@ def test_passthrough_and_nested_pipelines(data, make, final):
 
 
 def test_fit_qid_params_names_the_steps_that_take_qid(data):
-    X, y, qid = data
+    qid = data[2]
     assert set(fit_qid_params(make_pipeline(QueryNormalizer(), Ridge()), qid)) == {
         "querynormalizer__qid"
     }
@@ -207,8 +207,8 @@ class _TransformOnlyQid(TransformerMixin, BaseEstimator):
             make_pipeline(
                 ColumnTransformer([("norm", QueryNormalizer(), [0, 1])]), Ridge()
             ),
-            r"step 'columntransformer': ColumnTransformer has steps that take qid "
-            r"\(norm\).*metadata routing off",
+            (r"step 'columntransformer': ColumnTransformer has steps that take qid "
+             r"\(norm\).*metadata routing off"),
         ),
         (
             TransformedTargetRegressor(regressor=ListNetRanker()),
