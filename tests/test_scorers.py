@@ -435,16 +435,19 @@ def test_pipeline_with_routing_gets_qid_in_predict(data, metadata_routing):
     assert not np.allclose(expected, unrouted)
 
 
-def test_pipeline_without_routing_predicts_without_qid(data):
-    # Documented limitation: with routing off a Pipeline's predict(X, **params)
-    # cannot take qid, so QueryNormalizer sees the test rows as one query.
+def test_pipeline_without_routing_gets_qid_in_predict(data):
+    # With routing off a Pipeline's predict(X, **params) cannot give qid to its
+    # transforms, so the scorer walks the steps itself (issue 29): QueryNormalizer
+    # normalises the test rows query by query, as with routing on.
     X, y, qid = data
     train, test = next(GroupKFold(n_splits=5).split(X, y, groups=qid))
     pipe = make_pipeline(QueryNormalizer(), Ridge())
     pipe.fit(X[train], y[train], querynormalizer__qid=qid[train])
     got = get_ranking_scorer("ndcg@10")(pipe, X[test], y[test], qid=qid[test])
-    expected = _normalized_pipeline_fold_scores(X, y, qid, qid_in_predict=False)[0]
-    assert got == pytest.approx(expected)
+    expected = _normalized_pipeline_fold_scores(X, y, qid, qid_in_predict=True)[0]
+    assert got == pytest.approx(expected, rel=1e-12)
+    unrouted = _normalized_pipeline_fold_scores(X, y, qid, qid_in_predict=False)[0]
+    assert got != pytest.approx(unrouted)
 
 
 @pytest.mark.parametrize("error_score", ["raise", np.nan])

@@ -10,8 +10,13 @@ from sklearn.model_selection import GroupKFold
 
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._query_layout import QueryLayout
-from ..utils._routing import accepts_qid
-from ..utils._sklearn_compat import make_metadata_request, routing_enabled
+from ..utils._routing import (
+    accepts_qid,
+    fit_qid_params,
+    qid_consumers,
+    through_transforms,
+)
+from ..utils._sklearn_compat import make_metadata_request
 from ..utils._validation import check_n_jobs
 
 __all__ = ["check_n_jobs", "check_ranking_scoring", "query_splits"]
@@ -176,6 +181,9 @@ class _PointwiseScorer:
         self._request = make_metadata_request(self)
 
     def __call__(self, estimator, X, y_true, *, qid=None):
+        # a Pipeline with steps taking qid (routing off): score its final
+        # estimator on X transformed with qid, as routing would
+        estimator, X = through_transforms(estimator, X, qid)
         return self._scorer(estimator, X, y_true)
 
     def get_metadata_routing(self):
@@ -327,49 +335,29 @@ def check_layout(X, qid, caller):
     return QueryLayout(qid, n_samples=n_samples)
 
 
-def _nested_qid_consumers(estimator):
-    """Names of the sub-estimators whose fit, transform or predict takes qid."""
-    if not hasattr(estimator, "get_params"):
-        return []
-    names = []
-    for name, value in estimator.get_params(deep=True).items():
-        if hasattr(value, "get_params") and any(
-            accepts_qid(value, method) for method in ("fit", "transform", "predict")
-        ):
-            names.append(name)
-    return names
-
-
 def takes_qid(estimator):
     """Whether ``estimator`` or one of its steps has a method taking ``qid``.
 
     By signature, whatever the metadata requests say.
     """
-    return any(accepts_qid(estimator, m) for m in ("fit", "transform", "predict")) or bool(
-        _nested_qid_consumers(estimator)
-    )
+    return any(
+        accepts_qid(estimator, m) for m in ("fit", "transform", "predict")
+    ) or bool(qid_consumers(estimator))
 
 
 def fit_params_for(estimator, qid, params):
-    """Fit parameters: ``params`` plus ``qid`` when ``estimator.fit`` takes it.
+    """Fit parameters: ``params`` plus what hands ``qid`` to ``estimator.fit``.
+
+    ``qid=qid`` when ``fit`` takes it; with metadata routing off, a
+    Pipeline gets ``<step>__qid=qid`` for each step that takes it
+    (:func:`skrank.utils._routing.fit_qid_params`).
 
     Raises
     ------
     ValueError
-        If ``estimator`` is a meta-estimator (e.g. a Pipeline) with steps
-        that take ``qid`` while metadata routing is off: ``qid`` cannot reach
-        them, and they would silently treat all rows as one query.
+        If ``estimator`` is a meta-estimator other than a Pipeline (or has
+        one as a step) with steps that take ``qid`` while metadata routing is
+        off: ``qid`` cannot reach them, and they would silently treat all
+        rows as one query.
     """
-    params = dict(params or {})
-    if accepts_qid(estimator, "fit"):
-        params["qid"] = qid
-    elif not routing_enabled():
-        consumers = _nested_qid_consumers(estimator)
-        if consumers:
-            raise ValueError(
-                f"{type(estimator).__name__} has steps that take qid "
-                f"({', '.join(consumers)}), but with scikit-learn's metadata "
-                "routing off it cannot pass qid to them. Enable it with "
-                "sklearn.set_config(enable_metadata_routing=True)."
-            )
-    return params
+    return {**dict(params or {}), **fit_qid_params(estimator, qid)}

@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
-from ..utils._routing import accepts_qid, predict_scores
+from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import (
     Integer,
     multimetric_scorer,
@@ -152,6 +152,9 @@ class _RankerSearchMixin:
     def predict(self, X, *, qid=None):
         """Scores of the best estimator (given ``qid`` if its predict takes it).
 
+        A Pipeline's steps get ``qid`` in ``transform`` and ``predict`` where
+        they take it, also with metadata routing off.
+
         Only available if ``refit`` is set (as in scikit-learn's searches:
         with ``refit=False`` it raises an ``AttributeError``).
 
@@ -167,9 +170,9 @@ class _RankerSearchMixin:
         y_score : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "best_estimator_")
-        if qid is not None and accepts_qid(self.best_estimator_, "predict"):
-            return self.best_estimator_.predict(X, qid=qid)
-        return self.best_estimator_.predict(X)
+        if qid is None:
+            return self.best_estimator_.predict(X)
+        return predict_scores(self.best_estimator_, X, qid)
 
     def score(self, X, y, *, qid):
         """The refit metric of the best estimator on ``X``, grouped by ``qid``.
@@ -219,7 +222,11 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     Parameters
     ----------
     estimator : estimator object
-        A ranker (``fit(X, y, *, qid)``) or any regressor.
+        A ranker (``fit(X, y, *, qid)``), any regressor, or a
+        :class:`~sklearn.pipeline.Pipeline` of them: with metadata routing
+        off, ``qid`` reaches the pipeline's steps as in
+        :func:`cross_validate_ranker` (the steps of this estimator decide
+        which get it in ``fit``, whatever the grid sets).
 
     param_grid : dict or list of dicts
         Parameter names mapped to lists of values, as in ``GridSearchCV``.
@@ -271,6 +278,11 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
 
     Notes
     -----
+    With metadata routing off, a Pipeline's steps that take ``qid`` get it
+    in ``fit`` (``<step>__qid``), and the scorers, ``predict(X, qid=qid)``
+    and ``score`` walk the refitted pipeline's steps to give it to each
+    ``transform`` and to the final ``predict`` that take it.
+
     With scikit-learn's metadata routing on, ``fit(X, y, qid=qid)`` uses the
     routing instead: the ranking scorers request ``qid`` by default, and an
     estimator whose ``fit`` takes ``qid`` must say whether it wants it
@@ -349,7 +361,8 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     Parameters
     ----------
     estimator : estimator object
-        A ranker (``fit(X, y, *, qid)``) or any regressor.
+        A ranker (``fit(X, y, *, qid)``), any regressor, or a Pipeline of
+        them, as in :class:`RankerSearchCV`.
     param_distributions : dict or list of dicts
         Parameter names mapped to distributions (with an ``rvs`` method) or
         lists of values, as in ``RandomizedSearchCV``.

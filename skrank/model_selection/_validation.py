@@ -139,7 +139,15 @@ def cross_validate_ranker(
     estimator : estimator object
         Object with ``fit`` and ``predict``; cloned for each fold. ``fit`` is
         given ``qid`` when it has a ``qid`` parameter (or, with metadata
-        routing on, when the estimator routes ``qid`` to ``fit``).
+        routing on, when the estimator routes ``qid`` to ``fit``). With
+        routing off, a :class:`~sklearn.pipeline.Pipeline` (nested ones
+        included) gets ``<step>__qid`` for each step whose ``fit`` (last
+        step) or ``fit_transform`` takes ``qid``, and is scored by walking
+        its steps, each ``transform`` and the final ``predict`` given ``qid``
+        when they take it: e.g. ``make_pipeline(QueryNormalizer(), Ridge())``
+        normalises each fold's rows query by query. Another meta-estimator
+        holding a step that takes ``qid`` raises a ``ValueError`` with
+        routing off.
 
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Document features.

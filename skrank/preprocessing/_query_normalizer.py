@@ -60,6 +60,35 @@ def _query_normalize(X, layout, method):
     return layout.to_rows(Xs)
 
 
+def _check_transform_qid(qid, n_samples):
+    """Refuse a 1-d ``qid`` of another length than ``X``, saying the likely cause.
+
+    Inside a Pipeline with ``transform_input=["X_val"]``, scikit-learn
+    transforms ``X_val`` with the metadata given to ``fit``: the training
+    rows' ``qid``, never ``qid_val``. Other shapes are left to ``check_qid``.
+    """
+    if qid is None:
+        return
+    try:
+        shape = np.shape(qid)
+    except ValueError:  # ragged: check_qid names it
+        return
+    if len(shape) != 1 or shape[0] == n_samples:
+        return
+    raise ValueError(
+        f"QueryNormalizer.transform got qid with {shape[0]} entries for X with "
+        f"{n_samples} rows: qid must have one entry per row. If this QueryNormalizer "
+        "is a step of a Pipeline with transform_input (such as "
+        "transform_input=['X_val']), scikit-learn transforms X_val with the qid "
+        "given to fit, the training rows' query ids, not with qid_val. Normalise the "
+        "validation set yourself instead, "
+        "X_val = QueryNormalizer().fit_transform(X_val, qid=qid_val) (it equals the "
+        "pipeline's transform, since QueryNormalizer learns nothing across queries; "
+        "apply any other step before the ranker the same way), and pass that X_val "
+        "to fit without transform_input."
+    )
+
+
 class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     r"""Normalise every feature within each query.
 
@@ -141,7 +170,18 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ``transform`` requests agree: change both ``set_fit_request`` and
     ``set_transform_request`` together. Without routing, a pipeline reaches it
     through ``pipeline.fit(X, y, step__qid=qid)`` in fit only, and its
-    ``predict`` cannot pass ``qid``.
+    ``predict`` cannot pass ``qid``; :func:`skrank.model_selection.cross_validate_ranker`,
+    :class:`~skrank.model_selection.RankerSearchCV` and the ranking scorers
+    hand ``qid`` to such a pipeline's steps themselves.
+
+    A Pipeline with ``transform_input=["X_val"]`` transforms the validation
+    rows with the training ``qid`` (scikit-learn routes the metadata given to
+    ``fit``, not ``qid_val``); ``transform`` refuses the mismatched lengths
+    with a ValueError saying so (when the two sets happen to have as many
+    rows, nothing can tell). Do not combine ``transform_input`` with this
+    transformer: normalise the validation set yourself,
+    ``QueryNormalizer().fit_transform(X_val, qid=qid_val)``, and pass it
+    without ``transform_input``.
 
     References
     ----------
@@ -238,6 +278,7 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        _check_transform_qid(qid, X.shape[0])
         layout = QueryLayout(fitted_qid(
             qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
             owner=type(self).__name__, method="transform", strict=False,

@@ -161,7 +161,17 @@ RESTARTS = {
         Seed of every random draw of a fit, among the validation split
         (early stopping), the initialisations, the mini-batch order
         (stochastic solvers) and the sampled rankings (BoltzRank, LogRank).
-        Pass an int for reproducible fits.
+        Pass an int for reproducible fits. With the same seed, a fit still
+        depends on the query ids, not only on how they group the rows: the
+        validation split and the mini-batches take the queries in sorted
+        order of their ids, and each query's sampled rankings (BoltzRank,
+        LogRank's ``sampler="walk"``) are drawn from a hash of the seed and
+        the query's id, so that they do not change when other queries are
+        added or removed (cross-validation folds, the early-stopping
+        holdout). Renaming the queries therefore changes a fit much as
+        another seed would: always with sampled rankings, otherwise when
+        the renaming changes the ids' sorted order. See
+        :ref:`query-ids-and-seeds`.
         """),
     "verbose": _parameter("int", 0, ["verbose"], """
         If positive, print one line per epoch: loss, training and validation

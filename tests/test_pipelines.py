@@ -1,0 +1,295 @@
+"""Pipelines through the ranking helpers with metadata routing off (issue 29).
+
+Oracle: a hand-written loop over the same ``GroupKFold`` splits that
+normalises each side with its own query ids, fits the final estimator (with
+``qid`` when it takes it) and calls the metric functions directly.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.linear_model import Ridge
+from sklearn.metrics import r2_score
+from sklearn.model_selection import GroupKFold
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skrank.datasets import make_ranking
+from skrank.metrics import get_ranking_scorer, ndcg_score
+from skrank.model_selection import RankerSearchCV, cross_validate_ranker
+from skrank.preprocessing import QueryNormalizer
+from skrank.rankers import ListNetRanker
+from skrank.utils._routing import fit_qid_params, predict_scores
+
+N_FOLDS = 3
+#: few iterations, no early stopping: fast, and deterministic given the seed
+LISTNET = {"random_state": 0, "max_iter": 30, "early_stopping": False}
+ALPHAS = [1e-4, 10.0]
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning"
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    """30 queries whose feature scales differ by query, so normalisation matters."""
+    X, y, qid = make_ranking(
+        n_queries=30, n_docs=(4, 10), n_features=4, noise=1.0, random_state=0
+    )
+    scale = np.random.default_rng(0).uniform(0.1, 10.0, size=qid.max() + 1)
+    return X * scale[qid][:, None], y, qid
+
+
+def _takes_qid(estimator):
+    return isinstance(estimator, ListNetRanker)
+
+
+def _hand_fit(final, X, y, qid):
+    """``final`` fitted on ``X`` normalised per query (a clone)."""
+    model = clone(final)
+    kwargs = {"qid": qid} if _takes_qid(model) else {}
+    return model.fit(QueryNormalizer().fit_transform(X, qid=qid), y, **kwargs)
+
+
+def _hand_predict(model, X, qid):
+    kwargs = {"qid": qid} if _takes_qid(model) else {}
+    return model.predict(QueryNormalizer().fit_transform(X, qid=qid), **kwargs)
+
+
+def _hand_fold_scores(final, X, y, qid, metric):
+    """``metric(y_test, y_score, qid_test)`` per GroupKFold fold, by hand."""
+    scores = []
+    for train, test in GroupKFold(n_splits=N_FOLDS).split(X, y, groups=qid):
+        model = _hand_fit(final, X[train], y[train], qid[train])
+        scores.append(metric(y[test], _hand_predict(model, X[test], qid[test]), qid[test]))
+    return np.array(scores)
+
+
+def _ndcg10(y, y_score, qid):
+    return ndcg_score(y, y_score, qid=qid, k=10)
+
+
+def _r2(y, y_score, qid):
+    return r2_score(y, y_score)
+
+
+FINALS = [Ridge(), ListNetRanker(**LISTNET)]
+
+
+@pytest.mark.parametrize("final", FINALS, ids=["Ridge", "ListNetRanker"])
+def test_cross_validate_pipeline_routing_off_equals_hand_loop(data, final):
+    # Under the old code this raised "steps that take qid ... metadata routing off".
+    X, y, qid = data
+    pipe = make_pipeline(QueryNormalizer(), clone(final))
+    got = cross_validate_ranker(pipe, X, y, qid=qid, cv=N_FOLDS, scoring=["ndcg@10", "r2"])
+    np.testing.assert_allclose(
+        got["test_ndcg@10"], _hand_fold_scores(final, X, y, qid, _ndcg10), rtol=1e-12
+    )
+    # a pointwise scikit-learn scorer reaches the normaliser with qid too
+    np.testing.assert_allclose(
+        got["test_r2"], _hand_fold_scores(final, X, y, qid, _r2), rtol=1e-12
+    )
+
+
+def test_normalisation_matters_here(data):
+    # The oracle above would not tell routed from unrouted normalisation if
+    # normalising the test rows as one query gave the same scores.
+    X, y, qid = data
+    train, test = next(GroupKFold(n_splits=N_FOLDS).split(X, y, groups=qid))
+    model = _hand_fit(Ridge(), X[train], y[train], qid[train])
+    routed = ndcg_score(y[test], _hand_predict(model, X[test], qid[test]), qid=qid[test], k=10)
+    one_query = model.predict(QueryNormalizer().fit_transform(X[test]))
+    assert routed != pytest.approx(ndcg_score(y[test], one_query, qid=qid[test], k=10))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda final: make_pipeline(QueryNormalizer(), "passthrough", final),
+        lambda final: Pipeline([
+            ("prep", make_pipeline(QueryNormalizer(), None)),
+            ("model", final),
+        ]),
+        lambda final: Pipeline([
+            ("prep", make_pipeline("passthrough", QueryNormalizer())),
+            ("model", make_pipeline("passthrough", final)),
+        ]),
+    ],
+    ids=["passthrough", "nested-prep", "nested-both"],
+)
+@pytest.mark.parametrize("final", FINALS, ids=["Ridge", "ListNetRanker"])
+def test_passthrough_and_nested_pipelines(data, make, final):
+    X, y, qid = data
+    got = cross_validate_ranker(make(clone(final)), X, y, qid=qid, cv=N_FOLDS)
+    np.testing.assert_allclose(
+        got["test_score"], _hand_fold_scores(final, X, y, qid, _ndcg10), rtol=1e-12
+    )
+
+
+def test_fit_qid_params_names_the_steps_that_take_qid(data):
+    qid = data[2]
+    assert set(fit_qid_params(make_pipeline(QueryNormalizer(), Ridge()), qid)) == {
+        "querynormalizer__qid"
+    }
+    assert set(fit_qid_params(make_pipeline(QueryNormalizer(), ListNetRanker()), qid)) == {
+        "querynormalizer__qid", "listnetranker__qid"
+    }
+    nested = Pipeline([
+        ("prep", make_pipeline(StandardScaler(), QueryNormalizer())),
+        ("ranker", ListNetRanker()),
+    ])
+    assert set(fit_qid_params(nested, qid)) == {"prep__querynormalizer__qid", "ranker__qid"}
+    assert fit_qid_params(make_pipeline(StandardScaler(), Ridge()), qid) == {}
+    assert fit_qid_params(ListNetRanker(), qid).keys() == {"qid"}
+
+
+def test_search_pipeline_routing_off_equals_hand_loop(data):
+    X, y, qid = data
+    pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**LISTNET))
+    search = RankerSearchCV(pipe, {"listnetranker__alpha": ALPHAS}, cv=N_FOLDS)
+    search.fit(X, y, qid=qid)
+    expected = [
+        _hand_fold_scores(ListNetRanker(**LISTNET, alpha=a), X, y, qid, _ndcg10).mean()
+        for a in ALPHAS
+    ]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-12)
+    best = ListNetRanker(**LISTNET, alpha=ALPHAS[int(np.argmax(expected))])
+    refit = _hand_fit(best, X, y, qid)
+    hand = _hand_predict(refit, X, qid)
+    np.testing.assert_allclose(search.predict(X, qid=qid), hand, rtol=1e-12)
+    np.testing.assert_allclose(predict_scores(search.best_estimator_, X, qid), hand, rtol=1e-12)
+    assert search.score(X, y, qid=qid) == pytest.approx(_ndcg10(y, hand, qid), rel=1e-12)
+
+
+@pytest.mark.parametrize("routing", [False, True], ids=["routing-off", "routing-on"])
+def test_search_pipeline_same_with_routing_on_and_off(data, metadata_routing, routing):
+    # Routing on, scikit-learn routes qid (QueryNormalizer requests it by
+    # default); routing off, skrank walks the steps: the same hand loop.
+    X, y, qid = data
+    pipe = make_pipeline(QueryNormalizer(), Ridge())
+    with metadata_routing(routing):
+        search = RankerSearchCV(pipe, {"ridge__alpha": ALPHAS}, cv=N_FOLDS).fit(X, y, qid=qid)
+        got_cv = cross_validate_ranker(pipe, X, y, qid=qid, cv=N_FOLDS)["test_score"]
+    expected = [
+        _hand_fold_scores(Ridge(alpha=a), X, y, qid, _ndcg10).mean() for a in ALPHAS
+    ]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        got_cv, _hand_fold_scores(Ridge(), X, y, qid, _ndcg10), rtol=1e-12
+    )
+
+
+def test_scorer_walks_a_pipeline_fitted_by_hand(data):
+    X, y, qid = data
+    pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**LISTNET))
+    pipe.fit(X, y, **fit_qid_params(pipe, qid))
+    hand = _hand_predict(_hand_fit(ListNetRanker(**LISTNET), X, y, qid), X, qid)
+    got = get_ranking_scorer("ndcg@10")(pipe, X, y, qid=qid)
+    assert got == pytest.approx(_ndcg10(y, hand, qid), rel=1e-12)
+
+
+class _TransformOnlyQid(TransformerMixin, BaseEstimator):
+    """Takes qid in transform, but inherits a fit_transform that does not."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X, *, qid=None):
+        return X
+
+
+@pytest.mark.parametrize(
+    "pipe, match",
+    [
+        (
+            make_pipeline(
+                ColumnTransformer([("norm", QueryNormalizer(), [0, 1])]), Ridge()
+            ),
+            (r"step 'columntransformer': ColumnTransformer has steps that take qid "
+             r"\(norm\).*metadata routing off"),
+        ),
+        (
+            TransformedTargetRegressor(regressor=ListNetRanker()),
+            r"TransformedTargetRegressor has steps that take qid \(regressor\)",
+        ),
+        (
+            make_pipeline(_TransformOnlyQid(), Ridge()),
+            r"takes qid in transform but not in fit_transform",
+        ),
+    ],
+    ids=["ColumnTransformer", "TransformedTargetRegressor", "transform-only"],
+)
+def test_unreachable_qid_consumers_are_refused(data, pipe, match):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=match):
+        cross_validate_ranker(pipe, X, y, qid=qid, cv=N_FOLDS)
+    with pytest.raises(ValueError, match=match):
+        RankerSearchCV(pipe, {}, cv=N_FOLDS).fit(X, y, qid=qid)
+
+
+# ----------------------------------------------------------------------------
+# transform_input=["X_val"]: scikit-learn transforms X_val with the training qid
+@pytest.fixture(scope="module")
+def validation():
+    X, y, qid = make_ranking(
+        n_queries=8, n_docs=(4, 10), n_features=4, noise=1.0, random_state=1
+    )
+    scale = np.random.default_rng(1).uniform(0.1, 10.0, size=qid.max() + 1)
+    return X * scale[qid][:, None], y, qid
+
+
+def _early_stopping_ranker():
+    return ListNetRanker(
+        random_state=0, max_iter=200, early_stopping=True, n_iter_no_change=3
+    )
+
+
+def test_transform_input_x_val_names_the_cause_and_the_recipe(
+    data, validation, metadata_routing
+):
+    X, y, qid = data
+    X_val, y_val, qid_val = validation
+    with metadata_routing():
+        ranker = _early_stopping_ranker().set_fit_request(
+            X_val=True, y_val=True, qid_val=True
+        )
+        pipe = Pipeline(
+            [("norm", QueryNormalizer()), ("ranker", ranker)], transform_input=["X_val"]
+        )
+        with pytest.raises(ValueError) as info:
+            pipe.fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    message = str(info.value)
+    assert f"qid with {len(qid)} entries for X with {len(qid_val)} rows" in message
+    assert "transform_input" in message and "not with qid_val" in message
+    assert "QueryNormalizer().fit_transform(X_val, qid=qid_val)" in message
+
+
+def test_transform_input_recipe_is_what_the_pipeline_should_do(
+    data, validation, metadata_routing
+):
+    # The recipe of the message: normalise X_val by hand with qid_val, pass it
+    # without transform_input. It equals the fitted pipeline's own transform of
+    # X_val with qid_val, and gives the model a hand fit gives.
+    X, y, qid = data
+    X_val, y_val, qid_val = validation
+    X_val_norm = QueryNormalizer().fit_transform(X_val, qid=qid_val)
+    with metadata_routing():
+        ranker = _early_stopping_ranker().set_fit_request(
+            X_val=True, y_val=True, qid_val=True
+        )
+        pipe = Pipeline([("norm", QueryNormalizer()), ("ranker", ranker)])
+        pipe.fit(X, y, qid=qid, X_val=X_val_norm, y_val=y_val, qid_val=qid_val)
+        np.testing.assert_array_equal(pipe[:-1].transform(X_val, qid=qid_val), X_val_norm)
+    hand = _early_stopping_ranker().fit(
+        QueryNormalizer().fit_transform(X, qid=qid), y, qid=qid,
+        X_val=X_val_norm, y_val=y_val, qid_val=qid_val,
+    )
+    np.testing.assert_array_equal(pipe[-1].coef_, hand.coef_)
+    # and the validation set did matter: unnormalised, the fit differs
+    other = _early_stopping_ranker().fit(
+        QueryNormalizer().fit_transform(X, qid=qid), y, qid=qid,
+        X_val=X_val, y_val=y_val, qid_val=qid_val,
+    )
+    assert not np.array_equal(other.coef_, hand.coef_)
