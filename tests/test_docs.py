@@ -13,21 +13,66 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
-def _readme_python_blocks():
+def _readme_blocks(language):
     text = (ROOT / "README.md").read_text()
-    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
 
 
-def test_readme_python_blocks_run():
-    blocks = _readme_python_blocks()
-    assert len(blocks) >= 3
-    # The cluster block needs a running scheduler; the others run in order.
-    code = "\n".join(b for b in blocks if "Client(" not in b)
+def _first_code_line(block):
+    return next(line for line in block.splitlines() if line and not line.startswith("#"))
+
+
+def _subprocess_env():
+    """The test's environment, with this Python's folder first on PATH (for ``python``)."""
+    return {**os.environ,
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+
+
+README_PYTHON = _readme_blocks("python")
+#: The README's shell blocks that run skrank's command line; the others
+#: install, run this suite or build the docs (test_docs_build_without_warnings).
+README_CLI = [b for b in _readme_blocks("bash") if _first_code_line(b).startswith("python -m skrank")]
+
+
+def test_readme_blocks_are_found():
+    # Guards the parametrized tests below, which an empty list would turn into no test.
+    assert len(README_PYTHON) >= 8
+    assert len(README_CLI) >= 2
+
+
+@pytest.mark.parametrize("block", README_PYTHON, ids=[f"python{i}" for i in range(len(README_PYTHON))])
+def test_readme_python_block_runs_alone(block, installed, tmp_path):
+    """Every Python block of the README runs on its own, in a fresh process."""
+    if re.search(r"^\s*from distributed\b", block, flags=re.M):
+        installed("distributed", "dask")
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-        timeout=300,
+        [sys.executable, "-c", block], capture_output=True, text=True, cwd=tmp_path,
+        env=_subprocess_env(), timeout=300,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout  # every block prints what it computed
+    assert "ERROR" not in result.stderr, result.stderr[-3000:]
+
+
+def _write_letor(path, X, y, qid):
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, y, str(path), query_id=qid, zero_based=False)
+
+
+@pytest.mark.parametrize("block", README_CLI, ids=[f"cli{i}" for i in range(len(README_CLI))])
+def test_readme_cli_block_runs_alone(block, tmp_path):
+    """The README's command lines run as written, on LETOR files named as there."""
+    from skrank.datasets import load_rank_sample
+
+    for name, subset in (("train.txt", "train"), ("test.txt", "test")):
+        _write_letor(tmp_path / name, *load_rank_sample(subset=subset))
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
+        cwd=tmp_path, env=_subprocess_env(), timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout, result.stderr[-3000:]
 
 
 def test_readme_test_command_is_what_ci_runs():
@@ -107,12 +152,12 @@ def test_user_guide_pages_are_found():
 
 
 @pytest.mark.parametrize("page", USER_GUIDE, ids=lambda p: p.name)
-def test_user_guide_doctests(page):
+def test_user_guide_doctests(page, installed):
     """The code on every user guide page runs and prints what the page shows."""
     import doctest
 
     if page.stem == "scaling":
-        pytest.importorskip("distributed")  # the dask extra
+        installed("distributed", "dask")
     result = doctest.testfile(str(page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
