@@ -52,7 +52,7 @@ from ._compare import (
 )
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
-from .rankers._registry import RANKERS
+from .rankers._registry import ABSENT, RANKERS
 from .utils._routing import accepts_qid, predict_scores
 
 __all__ = ["main"]
@@ -374,6 +374,8 @@ def _cmd_evaluate(args, parser):
 def _cmd_compare(args, parser):
     if args.cv < 2:
         parser.error(f"--cv must be at least 2; got {args.cv}")
+    for note in ABSENT:  # an optional baseline whose package is missing
+        _log(note)
     if args.path is not None and args.data is not None:
         parser.error(f"give DATA or --data, not both; got {args.path} and --data {args.data}")
     path = args.path if args.path is not None else args.data

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from skrank.rankers._gbdt import ROW_NAMES
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
@@ -319,7 +321,10 @@ def test_ohsumed_table_is_the_benchmarks_output():
     text = TABLE.read_text()
     assert text.startswith(".. This file is written by benchmarks/letor_ohsumed.py --report")
     rows = _table_rows(text)
-    assert set(bench.RANKERS) <= set(rows)
+    # the optional gradient-boosted baselines (registered only where lightgbm or
+    # xgboost is installed) may be absent from it; skrank's rankers may not
+    optional = set(ROW_NAMES.values())
+    assert set(bench.RANKERS) - optional <= set(rows)
     for name, (source, _) in bench.PUBLISHED.items():
         assert f"*{name}, published: {source}*" in rows
     assert ".. include:: ohsumed_table.rst" in (DOC / "user_guide" / "reproducing.rst").read_text()

@@ -125,16 +125,14 @@ class BaseRanker(BaseEstimator):
         stopping = self._make_stopping()
         scorer = stopping.scorer
         loss = self._make_loss()
-        rng = check_random_state(random_state)
-        loss_seed = rng.randint(np.iinfo(np.int32).max)
-
         validation = self._check_validation_set(validation_fraction, X_val, y_val, qid_val)
-        train = np.arange(layout.n_queries)
-        if validation is None:
-            train, val = _split_queries(layout, validation_fraction, rng)
-            if val is not None:
-                rows, val_layout = _query_rows(layout, val)
-                validation = (X[rows], y[rows], val_layout)
+        rng = check_random_state(random_state)
+        # (a given validation set: no query is held out, and none is drawn)
+        loss_seed, train, val = first_draws(
+            layout, validation_fraction if validation is None else None, rng)
+        if val is not None:
+            rows, val_layout = _query_rows(layout, val)
+            validation = (X[rows], y[rows], val_layout)
         if validation is not None and not _has_signal(
             scorer, validation[1], validation[2], "y_val" if X_val is not None else "y"
         ):
@@ -480,6 +478,22 @@ def _has_signal(scorer, y, layout, name):
             "Pass scoring=make_ranking_scorer(...) with suitable conventions."
         ) from None
     return bool(np.isfinite(best) and np.isfinite(worst) and best != worst)
+
+
+def first_draws(layout, validation_fraction, rng):
+    """The first draws of a fit from ``rng``: a seed, then the held-out queries.
+
+    Returns ``(seed, train, val)``: a seed (the loss's, in
+    :meth:`BaseRanker._fit`), and the query numbers used for training and
+    held out for early stopping (:func:`_split_queries`; ``val`` is None
+    without early stopping, ``validation_fraction=None``). The one spelling
+    of these draws: the gradient-boosted baselines of ``compare``
+    (:mod:`skrank.rankers._gbdt`) hold out the same queries as a ranker of
+    the same ``random_state`` and ``validation_fraction``.
+    """
+    seed = rng.randint(np.iinfo(np.int32).max)
+    train, val = _split_queries(layout, validation_fraction, rng)
+    return seed, train, val
 
 
 def _split_queries(layout, validation_fraction, rng):

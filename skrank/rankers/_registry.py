@@ -4,13 +4,20 @@ Every ranker of the package registers itself in :data:`RANKERS` with a
 factory and a small hyperparameter grid (used by the LETOR protocol of
 :mod:`skrank._compare`); a pointwise Ridge regression is the baseline.
 ``python -m skrank fit`` builds its rankers from the same registry.
+
+Gradient-boosted trees of LightGBM and XGBoost are optional baselines
+(:mod:`skrank.rankers._gbdt`): registered when the package is installed
+(found with :func:`importlib.util.find_spec`, which imports nothing), and
+otherwise named in :data:`ABSENT`, which ``compare`` logs.
 """
 
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 
 from sklearn.linear_model import Ridge
 
 from ._boltzrank import BoltzRankRanker
+from ._gbdt import ROW_NAMES, GBDTRanker
 from ._listnet import ListNetRanker
 from ._logrank import LogRankRanker
 from ._softrank import SoftRankRanker
@@ -58,3 +65,25 @@ RANKERS = {
         {"alpha": [1e-4, "auto", 1.0]},
     ),
 }
+
+
+def _gbdt_entry(library):
+    return RankerEntry(
+        lambda **p: GBDTRanker(library=library, random_state=0, **p),
+        {"learning_rate": [0.05, 0.1]},
+    )
+
+
+#: One line per optional baseline whose package is missing, for ``compare`` to log.
+ABSENT = []
+
+# The boosted trees come last: the rows of skrank's own rankers keep their
+# places whether or not the optional packages are installed, and the table
+# reads as skrank's rankers beside their baselines, Ridge first and the
+# boosted trees after them.
+for _library, _name in ROW_NAMES.items():
+    if find_spec(_library) is not None:
+        RANKERS[_name] = _gbdt_entry(_library)
+    else:
+        ABSENT.append(f"[{_name}] row absent: {_library} is not installed "
+                      f"(pip install {_library}, or skrank's 'gbdt' extra)")
