@@ -1,9 +1,19 @@
 """The command line, ``python -m skrank {fit,predict,evaluate,compare}``.
 
 ``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
-files (read with :func:`skrank.datasets.load_letor`); ``compare`` runs the
-grouped comparison of :mod:`skrank._compare`. Results go to stdout, progress
-and errors to stderr.
+files (read with :func:`skrank.datasets.load_letor`; ``--zero-based`` for
+files whose feature indices start at 0); ``compare`` runs the grouped
+comparison of :mod:`skrank._compare`, in the metric convention of
+``--convention``. ``python -m skrank --version`` prints the version.
+
+Results go to stdout (``predict``'s scores, ``evaluate``'s metrics,
+``compare``'s table), and nothing else does: progress and errors go to
+stderr. ``compare`` prints a line as each fold (cross-validation) or grid
+point (LETOR protocol) ends, with its time and an estimate of the time left;
+``fit`` names the ranker's parameters that differ from its class defaults.
+The rankers' ``verbose`` lines, which the library prints to stdout as
+scikit-learn's estimators do, are sent to stderr while the command line fits
+or scores.
 
 Errors follow two conventions:
 
