@@ -117,6 +117,10 @@ class _Progress:
         self.seconds = {name: [] for name in steps}
         self.last = time.perf_counter()
 
+    def resume(self):
+        """Charge the time since the last step to no step (a fold just read, logged apart)."""
+        self.last = time.perf_counter()
+
     def step(self, name):
         """Record a step of ``name`` just finished; ``"; about ... left (estimate)"`` or ``""``."""
         now = time.perf_counter()
@@ -128,7 +132,8 @@ class _Progress:
         overall = np.mean([s for times in self.seconds.values() for s in times])
         rest = sum(n * (np.mean(self.seconds[other]) if self.seconds[other] else overall)
                    for other, n in self.left.items())
-        return f"; about {_duration(rest)} left (estimate)"
+        text = _duration(rest)
+        return f"; {text if text.startswith('under') else 'about ' + text} left (estimate)"
 
 
 def out_of_memory_text(what, exc, advice):
@@ -285,6 +290,7 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None, convention="letor",
             f"{np.unique(part[2]).size} {split} queries"
             for split, part in zip(_SPLITS, (data.train, data.vali, test)))
             + f" in {time.perf_counter() - start:.1f} s")
+        progress.resume()
         outputs = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_letor_point)(_make(name, params, criterion), ranker_call(name, params),
                                   data.train, data.vali, fold_dir, convention)

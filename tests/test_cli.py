@@ -790,7 +790,7 @@ def test_compare_cv_reports_each_fold_as_it_ends(loud_ridge, train_file, capsys)
     assert folds == [fit + 1 for fit in fits]  # each line right after its fold
     lines = captured.err.splitlines()
     for k, i in enumerate(folds, start=1):
-        estimate = r"; about (under 1 s|\d+ s) left \(estimate\)" if k < 3 else ""
+        estimate = r"; (under 1 s|about \d+ s) left \(estimate\)" if k < 3 else ""
         assert re.fullmatch(rf"\[Ridge\] fold {k}/3: NDCG@10 \d\.\d{{4}}, fit \d+\.\d\d s"
                             + estimate, lines[i]), lines[i]
     assert captured.out.startswith("3-fold grouped CV on")  # the table alone on stdout
@@ -815,7 +815,7 @@ def test_compare_letor_reports_each_grid_point_as_it_ends(loud_ridge, tmp_path, 
     assert [points[1], points[2], points[5], points[6]] == [fit + 1 for fit in fits]
     assert points[3] < fits[2]
     assert re.fullmatch(r"\[Fold1\] Ridge\(alpha=0\.1\) 1/2: vali NDCG@10 \d\.\d{4}, "
-                        r"fit \d+\.\d\d s; about (under 1 s|\d+ s) left \(estimate\)",
+                        r"fit \d+\.\d\d s; (under 1 s|about \d+ s) left \(estimate\)",
                         lines[points[1]]), lines[points[1]]
     assert re.fullmatch(r"\[Fold1\] Ridge: chose \{'alpha': (0\.1|10\.0)\} on vali; "
                         r"test NDCG@10 \d\.\d{4}", lines[points[3]]), lines[points[3]]
