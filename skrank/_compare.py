@@ -11,6 +11,7 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.parallel import Parallel, delayed
@@ -240,7 +241,7 @@ def run_cv(names, X, y, qid, *, cv, n_jobs, log, where="the data", convention="s
             delayed(_cv_fold)(est, X, y, qid, split, scoring) for split in splits
         )
         rows, times = [], []
-        with _ranker_errors(name, where):
+        with _ranker_errors(name, where), _closing(folds):
             for i, out in enumerate(folds, start=1):
                 rows.append([out[f"test_{s}"][0] for s in scoring])
                 times.append(out["fit_time"][0])
@@ -272,7 +273,8 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None, convention="letor",
 
     A fold that cannot be read, or a ranker that fails on it, raises
     :class:`DataError` naming the file, or the ranker, its grid point and
-    the fold (the first such point in grid order, also with workers).
+    the fold (the first such point in grid order, also with workers; with
+    workers, once the fold's other grid points have run).
     """
     grids = grids or {}
     points = {name: list(ParameterGrid(grids.get(name, RANKERS[name].grid))) for name in names}
@@ -296,41 +298,54 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None, convention="letor",
                                   data.train, data.vali, fold_dir, convention)
             for name, params in tasks
         )
-        best, best_vali, seconds = None, -np.inf, []
-        for (name, params), out in zip(tasks, outputs):
-            if isinstance(out, DataError):  # the first failure in grid order
-                _abandon(outputs)
-                raise out
-            est, fit_seconds, score = out
-            seconds.append(fit_seconds)
-            log(f"[{fold_dir.name}] {ranker_call(name, params)} "
-                f"{len(seconds)}/{len(points[name])}: vali NDCG@10 {score:.4f}, "
-                f"fit {fit_seconds:.2f} s{progress.step(name)}")
-            if best is None or score > best_vali:  # the first of equal points
-                best, best_vali, chosen = est, score, params
-            if len(seconds) < len(points[name]):
-                continue
-            with _ranker_errors(ranker_call(name, chosen), fold_dir):
-                row = _metrics(test[1], predict_scores(best, test[0], test[2]), test[2],
-                               convention)
-            log(f"[{fold_dir.name}] {name}: chose {chosen} on vali; "
-                f"test NDCG@10 {row[ndcg10]:.4f}")
-            results[name][0].append(row)
-            results[name][1].append(float(np.mean(seconds)))
-            best, best_vali, seconds = None, -np.inf, []
+        best, best_vali, seconds, failure = None, -np.inf, [], None
+        with _closing(outputs):
+            for (name, params), out in zip(tasks, outputs):
+                if failure is None and isinstance(out, DataError):
+                    failure = out  # the first failure in grid order
+                    if effective_n_jobs(n_jobs) == 1:
+                        break
+                if failure is not None:
+                    # with workers the fold's other points run to their end:
+                    # stopping loky's workers while tasks wait can fail in
+                    # its manager thread, a traceback after the error line
+                    continue
+                est, fit_seconds, score = out
+                seconds.append(fit_seconds)
+                log(f"[{fold_dir.name}] {ranker_call(name, params)} "
+                    f"{len(seconds)}/{len(points[name])}: vali NDCG@10 {score:.4f}, "
+                    f"fit {fit_seconds:.2f} s{progress.step(name)}")
+                if best is None or score > best_vali:  # the first of equal points
+                    best, best_vali, chosen = est, score, params
+                if len(seconds) < len(points[name]):
+                    continue
+                with _ranker_errors(ranker_call(name, chosen), fold_dir):
+                    row = _metrics(test[1], predict_scores(best, test[0], test[2]), test[2],
+                                   convention)
+                log(f"[{fold_dir.name}] {name}: chose {chosen} on vali; "
+                    f"test NDCG@10 {row[ndcg10]:.4f}")
+                results[name][0].append(row)
+                results[name][1].append(float(np.mean(seconds)))
+                best, best_vali, seconds = None, -np.inf, []
+        if failure is not None:
+            raise failure
     return {name: (np.array(rows), np.array(times)) for name, (rows, times) in results.items()}
 
 
-def _abandon(outputs):
-    """Stop the joblib result generator ``outputs`` before its end.
+@contextmanager
+def _closing(outputs):
+    """Close the joblib result generator ``outputs`` on leaving, also before its end.
 
-    The tasks still running are cancelled; joblib's warning that some
-    results were not used, which would follow the error being reported, is
-    not shown.
+    On an error the tasks still running are cancelled, and joblib's warning
+    that some results were not used, which would follow the error being
+    reported (or come at garbage collection), is not shown.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        outputs.close()
+    try:
+        yield outputs
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            outputs.close()
 
 
 def _make(name, params, criterion):
