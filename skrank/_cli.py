@@ -1,9 +1,19 @@
 """The command line, ``python -m skrank {fit,predict,evaluate,compare}``.
 
 ``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
-files (read with :func:`skrank.datasets.load_letor`); ``compare`` runs the
-grouped comparison of :mod:`skrank._compare`. Results go to stdout, progress
-and errors to stderr.
+files (read with :func:`skrank.datasets.load_letor`; ``--zero-based`` for
+files whose feature indices start at 0); ``compare`` runs the grouped
+comparison of :mod:`skrank._compare`, in the metric convention of
+``--convention``. ``python -m skrank --version`` prints the version.
+
+Results go to stdout (``predict``'s scores, ``evaluate``'s metrics,
+``compare``'s table), and nothing else does: progress and errors go to
+stderr. ``compare`` prints a line as each fold (cross-validation) or grid
+point (LETOR protocol) ends, with its time and an estimate of the time left;
+``fit`` names the ranker's parameters that differ from its class defaults.
+The rankers' ``verbose`` lines, which the library prints to stdout as
+scikit-learn's estimators do, are sent to stderr while the command line fits
+or scores.
 
 Errors follow two conventions:
 
@@ -27,6 +37,7 @@ MemoryError, and only these are caught there.
 
 import argparse
 import ast
+import contextlib
 import lzma
 import pickle
 import struct
@@ -43,6 +54,7 @@ from . import __version__
 from ._compare import (
     DataError,
     _letor_folds,
+    changed_params,
     check_labels,
     format_table,
     out_of_memory_text,
@@ -86,6 +98,16 @@ class CommandError(Exception):
 def _log(message):
     """A progress or status line, on stderr."""
     print(message, file=sys.stderr, flush=True)
+
+
+def _progress_on_stderr():
+    """A context in which what the library prints (``verbose``'s lines) goes to stderr.
+
+    The rankers print their epoch lines to stdout, as scikit-learn's
+    estimators do; the command line keeps stdout for its results (the scores
+    of ``predict``, the table of ``compare``).
+    """
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 # ----------------------------------------------------------------------
@@ -156,15 +178,24 @@ def _check_output(path):
         raise CommandError(f"cannot write {path}: no such folder {path.parent}")
 
 
-def _load(path, *, n_features=None):
+def _in_cli_terms(message):
+    """A loader's ``message`` with its advice in the command line's terms.
+
+    The loader says to "pass zero_based=True." of a file with a feature
+    index 0; here that is the option ``--zero-based``.
+    """
+    return message.replace("pass zero_based=True.", "pass --zero-based.")
+
+
+def _load(path, *, n_features=None, zero_based=False):
     """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`."""
     path = Path(path)
     _check_file(path)
     start = time.perf_counter()
     try:
-        X, y, qid = load_letor(path, n_features=n_features)
+        X, y, qid = load_letor(path, n_features=n_features, zero_based=zero_based)
     except ValueError as exc:  # the loader's messages name the file
-        raise CommandError(str(exc)) from None
+        raise CommandError(_in_cli_terms(str(exc))) from None
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
     _log(f"loaded {X.shape[0]} rows, {np.unique(qid).size} queries, {X.shape[1]} features "
@@ -256,14 +287,16 @@ def _cmd_fit(args, parser):
             f"its parameters are {', '.join(sorted(valid))}"
         )
     est.set_params(**params)
-    _check_output(args.out)
-    X, y, qid = _load(args.train, n_features=args.n_features)
+    _check_output(args.out)  # before the file is read and the ranker fitted
+    X, y, qid = _load(args.train, n_features=args.n_features, zero_based=args.zero_based)
     kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
-    shown = ranker_call(args.ranker, params)
+    # the registry's settings and --param's: what differs from the class defaults
+    shown = ranker_call(args.ranker, changed_params(est))
     _log(f"fitting {shown} ...")
     start = time.perf_counter()
     try:
-        est.fit(X, y, **kwargs)
+        with _progress_on_stderr():
+            est.fit(X, y, **kwargs)
     except (ValueError, TypeError) as exc:  # invalid parameter values among them
         raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
     except MemoryError as exc:  # sizes in --param, or a file, too large for the machine
@@ -335,10 +368,11 @@ def _cmd_predict(args, parser):
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
          f"(skrank {payload['skrank_version']})")
-    X, _, qid = _load(args.file, n_features=payload["n_features"])
+    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=args.zero_based)
     start = time.perf_counter()
     try:
-        scores = predict_scores(payload["estimator"], X, qid)
+        with _progress_on_stderr():
+            scores = predict_scores(payload["estimator"], X, qid)
     except ValueError as exc:
         raise CommandError(f"predicting {args.file} failed: {exc}") from None
     except MemoryError as exc:
@@ -379,46 +413,60 @@ def _cmd_compare(args, parser):
     if args.path is not None and args.data is not None:
         parser.error(f"give DATA or --data, not both; got {args.path} and --data {args.data}")
     path = args.path if args.path is not None else args.data
+    if path is None and args.zero_based:
+        parser.error("--zero-based reads DATA; the bundled sample is given without it")
     if path is None:
         X, y, qid = load_rank_sample(subset="all")
         _log(f"LightGBM lambdarank sample: {X.shape[0]} rows, {np.unique(qid).size} queries")
         where = "the bundled sample"
     elif path.is_file():
-        X, y, qid = _load(path)
+        X, y, qid = _load(path, zero_based=args.zero_based)
         where = str(path)
-        _check_labels(y, qid, convention="skrank", where=where)
     elif path.is_dir():
         try:
             folds = _letor_folds(path)  # every fold is complete, before any is run
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        conv = args.convention or "letor"
         try:
-            results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs)
+            with _progress_on_stderr():
+                results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs,
+                                    convention=conv, zero_based=args.zero_based)
         except DataError as exc:  # a fold's file or labels, or a ranker that fails on it
-            raise CommandError(str(exc)) from None
+            raise CommandError(_in_cli_terms(str(exc))) from None
         print(format_table(results, (
-            f"LETOR protocol on {len(folds)} fold(s) of {path}, LETOR convention: "
-            "test mean ± std over folds")))
+            f"LETOR protocol on {len(folds)} fold(s) of {path}, {conv!r} convention "
+            "(also choosing on vali): test mean ± std over folds")))
         return 0
     else:
         raise CommandError(f"{path}: no such file or folder")
+    conv = args.convention or "skrank"
+    if path is not None:
+        _check_labels(y, qid, convention=conv, where=where)
     n_queries = np.unique(qid).size
     if n_queries < args.cv:
         raise CommandError(
             f"--cv {args.cv} needs at least {args.cv} queries; {where} has {n_queries}"
         )
     try:
-        results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs, log=_log,
-                         where=where)
+        with _progress_on_stderr():
+            results = run_cv(args.rankers, X, y, qid, cv=args.cv, n_jobs=args.n_jobs,
+                             log=_log, where=where, convention=conv)
     except DataError as exc:  # a ranker that fails on the data, or runs out of memory
         raise CommandError(str(exc)) from None
     print(format_table(results, (
-        f"{args.cv}-fold grouped CV on {where}, skrank convention: mean ± std over folds")))
+        f"{args.cv}-fold grouped CV on {where}, {conv!r} convention: mean ± std over folds")))
     return 0
 
 
 # ----------------------------------------------------------------------
 # Parser
+ZERO_BASED_HELP = (
+    "the files' feature indices start at 0 (as sklearn.datasets.dump_svmlight_file"
+    "(..., zero_based=True) writes them), not at 1 as in LETOR"
+)
+
+
 def _build_parser():
     """The parser of ``python -m skrank`` and its four subcommands."""
     parser = argparse.ArgumentParser(
@@ -426,6 +474,7 @@ def _build_parser():
         description="Listwise learning to rank for scikit-learn.",
         epilog=f"'{PROG} COMMAND --help' describes each command.",
     )
+    parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     names = ", ".join(RANKERS)
 
@@ -433,9 +482,11 @@ def _build_parser():
         "fit", help="fit a ranker on a LETOR file and save it",
         description=(
             "Fit a ranker on a LETOR / SVMlight file (<label> qid:<id> <index>:<value> ..., "
-            "one-based feature indices) and save it with joblib. The rankers are those "
-            f"of 'compare' ({names}) with their default parameters (random_state=0), "
-            "changed by --param."
+            "one-based feature indices unless --zero-based) and save it with joblib. The "
+            f"rankers are those of 'compare' ({names}) with their default parameters "
+            "(random_state=0), changed by --param; the log names the parameters that "
+            "differ from the class defaults. Progress, and the epoch lines of "
+            "--param verbose=1, go to stderr."
         ),
     )
     fit.add_argument("train", type=Path, metavar="TRAIN", help="LETOR file to fit on")
@@ -450,6 +501,7 @@ def _build_parser():
         "--n-features", type=_positive_int, metavar="N",
         help="width of X (default: the largest feature index in TRAIN)",
     )
+    fit.add_argument("--zero-based", action="store_true", help=ZERO_BASED_HELP)
     fit.set_defaults(run=_cmd_fit, parser=fit)
 
     predict = sub.add_parser(
@@ -457,13 +509,16 @@ def _build_parser():
         description=(
             "Score every row of a LETOR file with a model saved by 'fit': one score per "
             "line, in the file's row order. The file is read with the model's number of "
-            "features, and rankers that score a query's documents jointly get its qid."
+            "features, and rankers that score a query's documents jointly get its qid. "
+            "Only the scores go to stdout; a model fitted with --zero-based reads files "
+            "with --zero-based too."
         ),
     )
     predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
     predict.add_argument("file", type=Path, metavar="FILE", help="LETOR file to score")
     predict.add_argument("--out", type=Path, metavar="SCORES",
                          help="file for the scores (default: stdout)")
+    predict.add_argument("--zero-based", action="store_true", help=ZERO_BASED_HELP)
     predict.set_defaults(run=_cmd_predict, parser=predict)
 
     evaluate = sub.add_parser(
@@ -491,10 +546,13 @@ def _build_parser():
         description=(
             "Without DATA: grouped K-fold cross-validation of every ranker with "
             "default parameters on the bundled LightGBM sample (skrank's metric "
-            "convention). With DATA a LETOR file: the same cross-validation on that "
-            "file's queries. With DATA a folder: the LETOR protocol on each fold (train on "
-            "train, choose the grid point with the best vali NDCG@10, report test "
-            "with the LETOR convention); mean ± std over folds."
+            "convention unless --convention). With DATA a LETOR file: the same "
+            "cross-validation on that file's queries. With DATA a folder: the LETOR "
+            "protocol on each fold (train on train, choose the grid point with the best "
+            "vali NDCG@10, report test; all with the LETOR convention unless "
+            "--convention); mean ± std over folds. A line goes to stderr as each fold "
+            "(cross-validation) or grid point (LETOR) ends, with its time and an "
+            "estimate of the time left."
         ),
     )
     compare.add_argument(
@@ -509,8 +567,18 @@ def _build_parser():
         "--rankers", nargs="+", choices=list(RANKERS), default=list(RANKERS),
         help="rankers to compare (default: all)",
     )
-    compare.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
-                         help="joblib workers for the folds (-1: all CPUs; default 1)")
+    compare.add_argument(
+        "--n-jobs", type=_n_jobs, default=None, metavar="N",
+        help=("joblib workers for the folds of the cross-validation, or for the grid "
+              "points of each LETOR fold (-1: all CPUs; default 1)"),
+    )
+    compare.add_argument(
+        "--convention", choices=list(CONVENTIONS), default=None,
+        help=("metric convention of the table, the labels check and (LETOR protocol) the "
+              "vali NDCG@10 that chooses the grid point (default: skrank for the "
+              "cross-validation, letor for the LETOR protocol)"),
+    )
+    compare.add_argument("--zero-based", action="store_true", help=ZERO_BASED_HELP)
     compare.set_defaults(run=_cmd_compare, parser=compare)
     return parser
 

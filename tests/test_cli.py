@@ -8,6 +8,7 @@ argparse's usage error, exit status 2. Only bugs show a traceback.
 
 import gzip
 import pickle
+import re
 import subprocess
 import sys
 
@@ -28,7 +29,7 @@ from skrank import (
 )
 from skrank import __version__
 from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
-from skrank._compare import DataError, _ranker_errors
+from skrank._compare import COLUMNS, DataError, _ranker_errors
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -700,8 +701,10 @@ def test_fit_out_of_memory_is_one_line(error, train_file, tmp_path, monkeypatch,
     message = _fails(["fit", train_file, "--ranker", "ListNet", "--out", model,
                       "--param", "hidden_layer_sizes=(1000000000,)"], capsys)
     reason = ": Unable to allocate 1.00 EiB for an array with shape" if error == "numpy" else ";"
+    # the parameters that differ from ListNetRanker's defaults (issue 29)
     assert message.startswith(
-        f"not enough memory to fit ListNet(hidden_layer_sizes=(1000000000,)){reason}"
+        f"not enough memory to fit ListNet(hidden_layer_sizes=(1000000000,), "
+        f"random_state=0){reason}"
     )
     assert message.endswith("; lower the sizes in --param or use a smaller file")
     assert not model.exists()
@@ -749,3 +752,258 @@ def test_a_bug_in_a_fit_still_shows_its_traceback(argv, train_file, tmp_path, mo
     }[argv[0]]
     with pytest.raises(AttributeError, match="a bug"):
         main([str(a) for a in argv])
+
+
+# ----------------------------------------------------------------------
+# Progress, flags and the fit log (issue 29)
+class _LoudRidge(Ridge):
+    """A Ridge whose fit writes ``<fit>`` on stderr: the order of fits and progress lines."""
+
+    def fit(self, X, y, sample_weight=None):
+        print("<fit>", file=sys.stderr, flush=True)
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.fixture
+def loud_ridge(monkeypatch):
+    """The registry's Ridge replaced by :class:`_LoudRidge`, with a grid of two points."""
+    from skrank.rankers._registry import RANKERS, RankerEntry
+
+    entry = RankerEntry(lambda **p: _LoudRidge(**p), {"alpha": [0.1, 10.0]})
+    monkeypatch.setitem(RANKERS, "Ridge", entry)
+
+
+def _progress_lines(err, prefix):
+    """Indices of the lines of ``err`` that start with ``prefix``, and of the ``<fit>`` lines."""
+    lines = err.splitlines()
+    return ([i for i, line in enumerate(lines) if line.startswith(prefix)],
+            [i for i, line in enumerate(lines) if line == "<fit>"])
+
+
+def test_compare_cv_reports_each_fold_as_it_ends(loud_ridge, train_file, capsys):
+    """The issue: nothing for 119 s, then all lines at once; now a line per fold."""
+    assert main(["compare", str(train_file), "--cv", "3", "--rankers", "Ridge"]) == 0
+    captured = capsys.readouterr()
+    folds, fits = _progress_lines(captured.err, "[Ridge] fold ")
+    assert len(folds) == 3 and len(fits) == 3
+    assert folds[0] < fits[-1]  # fold 1's line came before the last fold was fitted
+    assert folds == [fit + 1 for fit in fits]  # each line right after its fold
+    lines = captured.err.splitlines()
+    for k, i in enumerate(folds, start=1):
+        estimate = r"; (under 1 s|about \d+ s) left \(estimate\)" if k < 3 else ""
+        assert re.fullmatch(rf"\[Ridge\] fold {k}/3: NDCG@10 \d\.\d{{4}}, fit \d+\.\d\d s"
+                            + estimate, lines[i]), lines[i]
+    assert captured.out.startswith("3-fold grouped CV on")  # the table alone on stdout
+
+
+def test_compare_letor_reports_each_grid_point_as_it_ends(loud_ridge, tmp_path, capsys):
+    root = tmp_path / "data"
+    _write_fold(root / "Fold1")
+    _write_fold(root / "Fold2", seed=1)
+    assert main(["compare", str(root), "--rankers", "Ridge"]) == 0
+    captured = capsys.readouterr()
+    points, fits = _progress_lines(captured.err, "[Fold")
+    lines = captured.err.splitlines()
+    assert len(fits) == 4  # 2 folds x 2 grid points
+    assert [re.split(r":| in \d", lines[i])[0] for i in points] == [
+        "[Fold1] read 6 train queries, 6 vali queries, 6 test queries",
+        "[Fold1] Ridge(alpha=0.1) 1/2", "[Fold1] Ridge(alpha=10.0) 2/2", "[Fold1] Ridge",
+        "[Fold2] read 6 train queries, 6 vali queries, 6 test queries",
+        "[Fold2] Ridge(alpha=0.1) 1/2", "[Fold2] Ridge(alpha=10.0) 2/2", "[Fold2] Ridge",
+    ]
+    # each grid point's line right after its fit; fold 1's choice before fold 2's fits
+    assert [points[1], points[2], points[5], points[6]] == [fit + 1 for fit in fits]
+    assert points[3] < fits[2]
+    assert re.fullmatch(r"\[Fold1\] Ridge\(alpha=0\.1\) 1/2: vali NDCG@10 \d\.\d{4}, "
+                        r"fit \d+\.\d\d s; (under 1 s|about \d+ s) left \(estimate\)",
+                        lines[points[1]]), lines[points[1]]
+    assert re.fullmatch(r"\[Fold1\] Ridge: chose \{'alpha': (0\.1|10\.0)\} on vali; "
+                        r"test NDCG@10 \d\.\d{4}", lines[points[3]]), lines[points[3]]
+    assert lines[points[6]].endswith(" s")  # the last step: no time left to estimate
+    assert captured.out.startswith("LETOR protocol on 2 fold(s) of ")
+
+
+def test_fit_into_a_missing_folder_fails_before_reading_or_fitting(train_file, tmp_path,
+                                                                   monkeypatch, capsys):
+    """The issue: ``fit --out /nonexistent/x.joblib`` fitted first, then failed."""
+    calls = []
+    monkeypatch.setattr(Ridge, "fit", lambda self, *a, **k: calls.append("fit"))
+    monkeypatch.setattr("skrank._cli.load_letor", lambda *a, **k: calls.append("load"))
+    target = tmp_path / "nonexistent" / "x.joblib"
+    assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"{PROG} fit: error: cannot write {target}: no such folder "
+                   f"{target.parent}\n")  # no 'loaded' nor 'fitting' line before it
+    assert calls == []
+
+
+@pytest.mark.parametrize("name, params, shown", [
+    ("Ridge", [], "Ridge()"),
+    ("Ridge", ["alpha=1.0"], "Ridge()"),  # the default, given: not a change
+    ("ListNet", ["max_iter=3", "alpha=0.01"], "ListNet(alpha=0.01, max_iter=3, random_state=0)"),
+    ("BoltzRank2", ["max_iter=1"],
+     "BoltzRank2(hidden_layer_sizes=(3,), max_iter=1, pairwise_hidden_layer_sizes=(5,), "
+     "random_state=0)"),
+])
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_fit_names_the_parameters_that_differ_from_the_defaults(name, params, shown, train_file,
+                                                                tmp_path, capsys):
+    """The issue: 'fitting BoltzRank2() ...' hid its layer sizes and random_state=0."""
+    argv = ["fit", str(train_file), "--ranker", name, "--out", str(tmp_path / "m.joblib")]
+    assert main(argv + [a for p in params for a in ("--param", p)]) == 0
+    assert f"\nfitting {shown} ...\n" in capsys.readouterr().err
+
+
+def test_changed_params_compares_arrays_and_nan_safely():
+    from sklearn.base import BaseEstimator
+
+    from skrank._compare import changed_params
+
+    class Est(BaseEstimator):
+        def __init__(self, *, w=None, pair=(1, 2), tol=float("nan"), base=None):
+            self.w, self.pair, self.tol, self.base = w, pair, tol, base
+
+    assert changed_params(Est()) == {}
+    assert changed_params(Est(tol=float("nan"), pair=(1.0, 2.0))) == {}
+    changed = changed_params(Est(w=np.arange(3), pair=(np.arange(2),), tol=0.1, base=Ridge()))
+    assert list(changed) == ["base", "pair", "tol", "w"]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_verbose_epoch_lines_go_to_stderr(train_file, test_file, tmp_path, capsys):
+    """The issue: verbose=1 mixed epoch lines with predict's scores on stdout."""
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(train_file), "--ranker", "ListNet", "--out", str(model),
+                 "--param", "verbose=1", "--param", "max_iter=3"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    epochs = [line for line in captured.err.splitlines() if ", iteration " in line]
+    assert len(epochs) == 3 and "iteration 1, loss = " in epochs[0]
+    assert main(["predict", str(model), str(test_file)]) == 0
+    captured = capsys.readouterr()
+    scores = [float(line) for line in captured.out.splitlines()]  # nothing else
+    assert len(scores) == load_letor(test_file, n_features=N_FEATURES)[0].shape[0]
+
+
+def test_version():
+    result = subprocess.run([sys.executable, "-m", "skrank", "--version"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0
+    assert result.stdout == f"skrank {__version__}\n"
+
+
+@pytest.fixture
+def zero_based_file(tmp_path):
+    """make_ranking's data written zero-based: feature 0 is there as ``0:``."""
+    X, y, qid = make_ranking(n_queries=12, n_docs=(3, 6), n_features=N_FEATURES, random_state=2)
+    path = tmp_path / "zero.txt"
+    dump_svmlight_file(X, y, str(path), query_id=qid, zero_based=True)
+    assert " 0:" in path.read_text()
+    return path
+
+
+def test_zero_based_files(zero_based_file, tmp_path, capsys):
+    model, data = tmp_path / "model.joblib", str(zero_based_file)
+    fit = ["fit", data, "--ranker", "Ridge", "--out", str(model)]
+    message = _fails(fit, capsys)
+    assert message.startswith(f"Line 1 of '{data}' has the feature index 0, but ")
+    assert message.endswith("pass --zero-based.")
+    assert not model.exists()
+    assert main(fit + ["--zero-based"]) == 0
+    assert joblib.load(model)["n_features"] == N_FEATURES
+    capsys.readouterr()
+    assert _fails(["predict", model, data], capsys).endswith("pass --zero-based.")
+    assert main(["predict", str(model), data, "--zero-based"]) == 0
+    X, y, _ = load_letor(zero_based_file, zero_based=True)
+    expected = Ridge().fit(X, y).predict(X)
+    np.testing.assert_allclose([float(s) for s in capsys.readouterr().out.split()], expected,
+                               rtol=1e-12)
+    compare = ["compare", data, "--cv", "2", "--rankers", "Ridge"]
+    assert _fails(compare, capsys).endswith("pass --zero-based.")
+    assert main(compare + ["--zero-based"]) == 0
+    assert capsys.readouterr().out.startswith(f"2-fold grouped CV on {data}")
+
+
+def test_zero_based_fold(tmp_path, capsys):
+    fold = tmp_path / "data" / "Fold1"
+    fold.mkdir(parents=True)
+    for k, split in enumerate(("train", "vali", "test")):
+        X, y, qid = make_ranking(n_queries=6, n_docs=(3, 6), n_features=N_FEATURES,
+                                 random_state=k)
+        dump_svmlight_file(X, y, str(fold / f"{split}.txt"), query_id=qid, zero_based=True)
+    message = _fails(["compare", fold.parent, "--rankers", "Ridge"], capsys)
+    assert message.startswith(f"cannot read the LETOR fold {fold}: ")
+    assert message.endswith("pass --zero-based.")
+    assert main(["compare", str(fold.parent), "--rankers", "Ridge", "--zero-based"]) == 0
+    assert "Ridge" in capsys.readouterr().out
+
+
+def test_zero_based_is_for_data(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "--zero-based"])
+    assert exc.value.code == 2
+    assert "--zero-based reads DATA; the bundled sample is given without it" in (
+        capsys.readouterr().err)
+
+
+def _cells(out):
+    """The printed table's title and its rows: name -> [(mean, std), ...]."""
+    title, header, *rows = out.strip().splitlines()
+    table = {}
+    for row in rows:
+        name, *cells = row.split()
+        numbers = [float(c) for c in cells if c != "±"]
+        table[name] = list(zip(numbers[0:-1:2], numbers[1:-1:2]))
+    return title, table
+
+
+def test_compare_cv_follows_the_convention(tmp_path, capsys):
+    from skrank.metrics import make_ranking_scorer
+
+    # noisy labels: Ridge's NDCG is far from 1, where the conventions differ
+    X, y, qid = make_ranking(n_queries=24, n_docs=(3, 8), n_features=N_FEATURES, noise=2.0,
+                             random_state=0)
+    train_file = _write_letor(tmp_path / "noisy.txt", X, y, qid)
+    argv = ["compare", str(train_file), "--cv", "2", "--rankers", "Ridge"]
+    assert main(argv + ["--convention", "trec_eval"]) == 0
+    title, table = _cells(capsys.readouterr().out)
+    assert title == f"2-fold grouped CV on {train_file}, 'trec_eval' convention: mean ± std over folds"
+    X, y, qid = load_letor(train_file)
+    scoring = {"ndcg@10": make_ranking_scorer("ndcg", k=10, convention="trec_eval"),
+               "map": make_ranking_scorer("map", convention="trec_eval")}
+    expected = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=2, scoring=scoring)
+    ndcg10 = COLUMNS.index("NDCG@10")
+    assert table["Ridge"][ndcg10][0] == pytest.approx(expected["test_ndcg@10"].mean(), abs=5e-5)
+    assert table["Ridge"][-1][0] == pytest.approx(expected["test_map"].mean(), abs=5e-5)
+    assert main(argv) == 0  # default: skrank's convention, which differs here
+    title, default = _cells(capsys.readouterr().out)
+    assert "'skrank' convention" in title
+    assert default["Ridge"][ndcg10][0] != pytest.approx(table["Ridge"][ndcg10][0], abs=0.01)
+
+
+def test_compare_letor_follows_the_convention(tmp_path, capsys):
+    """One convention chooses the grid point on vali and scores test."""
+    root = tmp_path / "data"
+    folds = [_write_fold(root / "Fold1"), _write_fold(root / "Fold2", seed=1)]
+    alphas = [0.1, 1.0, 10.0, 100.0, 1000.0]
+    found = {}
+    for convention in ("letor", "trec_eval"):
+        argv = ["compare", str(root), "--rankers", "Ridge"]
+        assert main(argv + ["--convention", convention]) == 0
+        title, table = _cells(capsys.readouterr().out)
+        assert f", {convention!r} convention (also choosing on vali): " in title
+        expected = []
+        for fold in folds:
+            (X, y, _), (Xv, yv, qv), (Xt, yt, qt) = (
+                load_letor(fold / f"{s}.txt") for s in ("train", "vali", "test"))
+            models = [Ridge(alpha=a).fit(X, y) for a in alphas]
+            vali = [ndcg_score(yv, m.predict(Xv), qid=qv, k=10, convention=convention)
+                    for m in models]
+            best = models[int(np.argmax(vali))]
+            expected.append(ndcg_score(yt, best.predict(Xt), qid=qt, k=10,
+                                       convention=convention))
+        found[convention] = table["Ridge"][COLUMNS.index("NDCG@10")][0]
+        assert found[convention] == pytest.approx(np.mean(expected), abs=5e-5)
+    assert found["letor"] != found["trec_eval"]  # the flag changes the numbers
+    assert main(["compare", str(root), "--rankers", "Ridge"]) == 0  # default: letor
+    assert "'letor' convention" in capsys.readouterr().out

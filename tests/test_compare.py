@@ -2,14 +2,16 @@
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, load_letor_fold, load_rank_sample, map_score, ndcg_score
 from skrank._cli import main
-from skrank._compare import COLUMNS
+from skrank._compare import COLUMNS, CUTOFFS
 from skrank.model_selection import cross_validate_ranker
 from skrank.rankers._registry import RANKERS
 
@@ -108,3 +110,96 @@ def test_letor_protocol_early_stops_on_vali(shared_data, capsys):
     assert rows["ListNet"][0][NDCG10][0] == pytest.approx(
         ndcg_score(yt, best.predict(Xt), qid=qt, k=10, convention="letor"), abs=5e-5
     )
+
+
+# ----------------------------------------------------------------------
+# Progress as each step ends (issue 29)
+@pytest.fixture
+def small_ranking():
+    from skrank import make_ranking
+
+    return make_ranking(n_queries=15, n_docs=(3, 8), n_features=4, noise=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_run_cv_table_is_cross_validate_rankers(n_jobs, small_ranking):
+    """Fold by fold, the numbers are those of one cross_validate_ranker call."""
+    from skrank._compare import cv_scoring, run_cv
+
+    X, y, qid = small_ranking
+    lines = []
+    results = run_cv(["Ridge", "ListNet"], X, y, qid, cv=3, n_jobs=n_jobs, log=lines.append)
+    for name in ("Ridge", "ListNet"):
+        expected = cross_validate_ranker(RANKERS[name].make(), X, y, qid=qid, cv=3,
+                                         scoring=[f"ndcg@{k}" for k in CUTOFFS] + ["map"])
+        table = np.column_stack([expected[f"test_ndcg@{k}"] for k in CUTOFFS]
+                                + [expected["test_map"]])
+        np.testing.assert_array_equal(results[name][0], table)
+        assert results[name][1].shape == (3,)
+    assert list(cv_scoring("skrank")) == [f"ndcg@{k}" for k in CUTOFFS] + ["map"]
+    assert [line.split(":")[0] for line in lines] == [
+        "[Ridge] 3-fold grouped cross-validation ...", "[Ridge] fold 1/3",
+        "[Ridge] fold 2/3", "[Ridge] fold 3/3", "[Ridge] done",
+        "[ListNet] 3-fold grouped cross-validation ...", "[ListNet] fold 1/3",
+        "[ListNet] fold 2/3", "[ListNet] fold 3/3", "[ListNet] done",
+    ]
+
+
+def _fold_folder(root, name, seed):
+    from sklearn.datasets import dump_svmlight_file
+
+    from skrank import make_ranking
+
+    folder = root / name
+    folder.mkdir(parents=True)
+    for k, split in enumerate(("train", "vali", "test")):
+        X, y, qid = make_ranking(n_queries=8, n_docs=(3, 6), n_features=4, noise=1.0,
+                                 random_state=10 * seed + k)
+        dump_svmlight_file(X, y, str(folder / f"{split}.txt"), query_id=qid, zero_based=False)
+    return folder
+
+
+@pytest.mark.filterwarnings("ignore:Early stopping would monitor:UserWarning")
+def test_run_letor_with_workers_gives_the_same_table_and_lines(tmp_path):
+    """With --n-jobs the grid points run in workers; the parent logs them in grid order."""
+    from skrank._compare import run_letor
+
+    folds = [_fold_folder(tmp_path, "Fold1", 0), _fold_folder(tmp_path, "Fold2", 1)]
+    grids = {"ListNet": {"alpha": [1e-4, 1e-2], "max_iter": [5]}}
+    runs = {}
+    for n_jobs in (None, 2):
+        lines = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            results = run_letor(["Ridge", "ListNet"], folds, log=lines.append, grids=grids,
+                                n_jobs=n_jobs)
+        runs[n_jobs] = (results, [line.split(":")[0] for line in lines])
+    (sequential, lines), (parallel, parallel_lines) = runs[None], runs[2]
+    for name in ("Ridge", "ListNet"):
+        np.testing.assert_array_equal(parallel[name][0], sequential[name][0])
+    assert parallel_lines[1:] == lines[1:]  # the first holds the time to read the fold
+    assert sum(line.startswith("[Fold1] Ridge(alpha=") for line in lines) == 5
+    assert "[Fold1] ListNet(alpha=0.01, max_iter=5) 2/2" in lines
+
+
+def test_progress_estimate_extrapolates_each_rankers_steps(monkeypatch):
+    """Steps to come cost their ranker's mean so far, or the mean of all steps so far."""
+    from skrank import _compare
+
+    clock = iter([0.0, 10.0, 12.0, 42.0, 50.0])
+    monkeypatch.setattr(_compare.time, "perf_counter", lambda: next(clock))
+    progress = _compare._Progress({"A": 2, "B": 2})
+    assert progress.step("A") == "; about 30 s left (estimate)"  # 1 x 10 + 2 x 10
+    assert progress.step("A") == "; about 12 s left (estimate)"  # 2 x mean(10, 2)
+    assert progress.step("B") == "; about 30 s left (estimate)"  # 1 x 30
+    assert progress.step("B") == ""  # nothing left
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (0.4, "under 1 s"), (1.0, "1 s"), (59.4, "59 s"), (125, "2 min 05 s"),
+    (7620, "2 h 07 min"),
+])
+def test_duration(seconds, text):
+    from skrank._compare import _duration
+
+    assert _duration(seconds) == text

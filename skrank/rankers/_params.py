@@ -174,8 +174,10 @@ RESTARTS = {
         :ref:`query-ids-and-seeds`.
         """),
     "verbose": _parameter("int", 0, ["verbose"], """
-        If positive, print one line per epoch: loss, training and validation
-        metric, elapsed seconds.
+        If positive, print one line per epoch to stdout, as scikit-learn's
+        estimators do: loss, training and validation metric, elapsed
+        seconds. ``python -m skrank`` sends these lines to stderr, keeping
+        stdout for its results.
         """),
     "warm_start": _parameter("bool", False, ["boolean"], """
         If True and the ranker is fitted, start from its current weights
