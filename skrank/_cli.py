@@ -39,6 +39,7 @@ import argparse
 import ast
 import contextlib
 import lzma
+import os
 import pickle
 import struct
 import sys
@@ -65,7 +66,7 @@ from ._compare import (
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
-from .utils._routing import accepts_qid, predict_scores
+from .utils._routing import fit_qid_params, predict_scores
 
 __all__ = ["main"]
 
@@ -100,14 +101,32 @@ def _log(message):
     print(message, file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
 def _progress_on_stderr():
     """A context in which what the library prints (``verbose``'s lines) goes to stderr.
 
     The rankers print their epoch lines to stdout, as scikit-learn's
     estimators do; the command line keeps stdout for its results (the scores
-    of ``predict``, the table of ``compare``).
+    of ``predict``, the table of ``compare``). Python's ``sys.stdout`` is
+    redirected, and so is file descriptor 1, which the processes of joblib
+    workers started inside (``n_init`` runs with ``n_jobs``) write to.
     """
-    return contextlib.redirect_stdout(sys.stderr)
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 (a closed stdout): Python's redirect only
+        saved = None
+    if saved is not None:
+        sys.stderr.flush()
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            sys.stderr.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 # ----------------------------------------------------------------------
@@ -289,7 +308,7 @@ def _cmd_fit(args, parser):
     est.set_params(**params)
     _check_output(args.out)  # before the file is read and the ranker fitted
     X, y, qid = _load(args.train, n_features=args.n_features, zero_based=args.zero_based)
-    kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
+    kwargs = fit_qid_params(est, qid)
     # the registry's settings and --param's: what differs from the class defaults
     shown = ranker_call(args.ranker, changed_params(est))
     _log(f"fitting {shown} ...")
@@ -309,6 +328,7 @@ def _cmd_fit(args, parser):
         "ranker": args.ranker,
         "params": params,
         "n_features": X.shape[1],
+        "zero_based": args.zero_based,  # how predict reads files by default
         "estimator": est,
     }
     try:
@@ -368,7 +388,12 @@ def _cmd_predict(args, parser):
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
          f"(skrank {payload['skrank_version']})")
-    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=args.zero_based)
+    # files are read as the model's training file was (older models: one-based)
+    zero_based = args.zero_based or payload.get("zero_based", False) is True
+    if zero_based and not args.zero_based:
+        _log(f"reading {args.file} with zero-based feature indices, as the model's "
+             "training file (fit --zero-based)")
+    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=zero_based)
     start = time.perf_counter()
     try:
         with _progress_on_stderr():
@@ -387,7 +412,7 @@ def _cmd_predict(args, parser):
 
 
 def _cmd_evaluate(args, parser):
-    _, y, qid = _load(args.file)
+    _, y, qid = _load(args.file, zero_based=args.zero_based)
     conv = args.convention
     _check_labels(y, qid, convention=conv, where=args.file)
     scores = _read_scores(args.scores)
@@ -510,15 +535,16 @@ def _build_parser():
             "Score every row of a LETOR file with a model saved by 'fit': one score per "
             "line, in the file's row order. The file is read with the model's number of "
             "features, and rankers that score a query's documents jointly get its qid. "
-            "Only the scores go to stdout; a model fitted with --zero-based reads files "
-            "with --zero-based too."
+            "Only the scores go to stdout. FILE is read as the model's training file was: "
+            "zero-based when the model was fitted with --zero-based (a model records it)."
         ),
     )
     predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
     predict.add_argument("file", type=Path, metavar="FILE", help="LETOR file to score")
     predict.add_argument("--out", type=Path, metavar="SCORES",
                          help="file for the scores (default: stdout)")
-    predict.add_argument("--zero-based", action="store_true", help=ZERO_BASED_HELP)
+    predict.add_argument("--zero-based", action="store_true",
+                         help=ZERO_BASED_HELP + " (default: as the model's training file)")
     predict.set_defaults(run=_cmd_predict, parser=predict)
 
     evaluate = sub.add_parser(
@@ -538,6 +564,7 @@ def _build_parser():
                           help="NDCG cutoffs (default: 1 3 5 10)")
     evaluate.add_argument("--convention", choices=list(CONVENTIONS), default="skrank",
                           help="metric convention (default: skrank)")
+    evaluate.add_argument("--zero-based", action="store_true", help=ZERO_BASED_HELP)
     evaluate.set_defaults(run=_cmd_evaluate, parser=evaluate)
 
     compare = sub.add_parser(

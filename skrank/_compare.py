@@ -21,7 +21,7 @@ from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .model_selection._common import check_layout, query_splits
 from .rankers._registry import RANKERS
-from .utils._routing import accepts_qid, predict_scores
+from .utils._routing import fit_qid_params, predict_scores
 from .utils._validation import check_n_jobs
 
 CUTOFFS = (1, 2, 3, 4, 5, 10)
@@ -118,6 +118,10 @@ class _Progress:
         self.seconds = {name: [] for name in steps}
         self.last = time.perf_counter()
 
+    def drop(self, name):
+        """Forget the steps ``name`` has left (its row is left out)."""
+        self.left[name] = 0
+
     def resume(self):
         """Charge the time since the last step to no step (a fold just read, logged apart)."""
         self.last = time.perf_counter()
@@ -192,13 +196,35 @@ def _metrics(y, scores, qid, convention):
 def _fit(est, train, vali):
     """Fit on the train split (with qid, and vali for early stopping, when accepted)."""
     X, y, qid = train
-    kwargs = {"qid": qid} if accepts_qid(est, "fit") else {}
+    kwargs = fit_qid_params(est, qid)
     if "X_val" in inspect.signature(est.fit).parameters and est.get_params().get(
             "early_stopping", False):
         kwargs.update(X_val=vali[0], y_val=vali[1], qid_val=vali[2])
     start = time.perf_counter()
     est.fit(X, y, **kwargs)
     return time.perf_counter() - start
+
+
+def _runnable(names, labels, log):
+    """``names`` less the rankers that cannot run on ``labels``, each logged as absent.
+
+    ``labels`` is a list of ``(name, y)``; a ranker's registry entry says
+    what it cannot run on (the optional boosted trees: labels other than
+    small integers, a package that fails to load), so that its row is left
+    out with a note rather than failing the comparison after the others ran.
+    """
+    kept = []
+    for name in names:
+        unusable = RANKERS[name].unusable
+        reason = None if unusable is None else unusable(labels)
+        if reason is None:
+            kept.append(name)
+        else:
+            log(f"[{name}] row absent: {reason}")
+            last = f"{name}: {reason}"
+    if names and not kept:
+        raise DataError(f"no ranker left to compare ({last})")
+    return kept
 
 
 def cv_scoring(convention):
@@ -224,12 +250,15 @@ def run_cv(names, X, y, qid, *, cv, n_jobs, log, where="the data", convention="s
     estimate of the time left. Returns name -> (per-fold metrics with
     ``convention`` in ``COLUMNS`` order, fit seconds of each fold).
 
-    A ranker that fails on the data (``where`` names them) raises
+    A ranker whose registry entry cannot run on ``y`` (the optional boosted
+    trees: labels other than small integers) is left out, with a line in
+    ``log``. A ranker that fails on the data (``where`` names them) raises
     :class:`DataError` naming it, also when its folds ran in joblib workers
     (which re-raise the original error).
     """
     scoring = cv_scoring(convention)
     splits = query_splits(cv, X, y, check_layout(X, qid, "compare"))
+    names = _runnable(names, [(where, y)], log)
     n_jobs = check_n_jobs(n_jobs, len(splits))
     progress = _Progress({name: len(splits) for name in names})
     ndcg10 = COLUMNS.index("NDCG@10")
@@ -271,7 +300,9 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None, convention="letor",
     (per-fold test metrics in ``COLUMNS`` order, mean fit seconds per grid
     point of each fold).
 
-    A fold that cannot be read, or a ranker that fails on it, raises
+    A ranker whose registry entry cannot run on a fold's train or vali labels
+    (the optional boosted trees) is left out of every fold, with a line in
+    ``log``. A fold that cannot be read, or a ranker that fails on it, raises
     :class:`DataError` naming the file, or the ranker, its grid point and
     the fold (the first such point in grid order, also with workers; with
     workers, once the fold's other grid points have run).
@@ -292,6 +323,13 @@ def run_letor(names, folds, *, log, grids=None, n_jobs=None, convention="letor",
             f"{np.unique(part[2]).size} {split} queries"
             for split, part in zip(_SPLITS, (data.train, data.vali, test)))
             + f" in {time.perf_counter() - start:.1f} s")
+        runnable = _runnable(names, [(str(path), part[1]) for path, part in zip(
+            _split_files(fold_dir), (data.train, data.vali))], log)
+        for name in set(names) - set(runnable):  # its row is left out, all folds
+            progress.drop(name)
+            del results[name]
+        names = runnable
+        tasks = [(name, params) for name, params in tasks if name in names]
         progress.resume()
         outputs = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_letor_point)(_make(name, params, criterion), ranker_call(name, params),

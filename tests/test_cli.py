@@ -321,11 +321,11 @@ def _relabel(path, label, out):
     return out
 
 
-def _write_fold(folder, *, seed=0):
+def _write_fold(folder, *, seed=0, n_docs=(3, 6)):
     """A LETOR fold folder (train, vali and test of 6 queries each); returns it."""
     folder.mkdir(parents=True)
     for k, split in enumerate(("train", "vali", "test")):
-        X, y, qid = make_ranking(n_queries=6, n_docs=(3, 6), n_features=N_FEATURES,
+        X, y, qid = make_ranking(n_queries=6, n_docs=n_docs, n_features=N_FEATURES,
                                  random_state=10 * seed + k)
         _write_letor(folder / f"{split}.txt", X, y, qid)
     return folder
@@ -885,6 +885,21 @@ def test_verbose_epoch_lines_go_to_stderr(train_file, test_file, tmp_path, capsy
     assert len(scores) == load_letor(test_file, n_features=N_FEATURES)[0].shape[0]
 
 
+def test_verbose_lines_of_joblib_workers_go_to_stderr(train_file, tmp_path):
+    """Worker processes write to file descriptor 1, past Python's sys.stdout."""
+    model = tmp_path / "model.joblib"
+    result = subprocess.run(
+        [sys.executable, "-m", "skrank", "fit", str(train_file), "--ranker", "ListNet",
+         "--out", str(model), "--param", "verbose=1", "--param", "max_iter=2",
+         "--param", "n_init=2", "--param", "n_jobs=2"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    runs = {line.split(",")[0] for line in result.stderr.splitlines() if ", iteration " in line}
+    assert runs == {"Run 0", "Run 1"}, result.stderr
+
+
 def test_version():
     result = subprocess.run([sys.executable, "-m", "skrank", "--version"],
                             capture_output=True, text=True)
@@ -911,17 +926,44 @@ def test_zero_based_files(zero_based_file, tmp_path, capsys):
     assert not model.exists()
     assert main(fit + ["--zero-based"]) == 0
     assert joblib.load(model)["n_features"] == N_FEATURES
+    assert joblib.load(model)["zero_based"] is True
     capsys.readouterr()
-    assert _fails(["predict", model, data], capsys).endswith("pass --zero-based.")
-    assert main(["predict", str(model), data, "--zero-based"]) == 0
     X, y, _ = load_letor(zero_based_file, zero_based=True)
     expected = Ridge().fit(X, y).predict(X)
-    np.testing.assert_allclose([float(s) for s in capsys.readouterr().out.split()], expected,
-                               rtol=1e-12)
+    for flag in ([], ["--zero-based"]):  # the model says how its files are read
+        assert main(["predict", str(model), data, *flag]) == 0
+        captured = capsys.readouterr()
+        np.testing.assert_allclose([float(s) for s in captured.out.split()], expected,
+                                   rtol=1e-12)
+        assert ("with zero-based feature indices, as the model's training file"
+                in captured.err) is not flag
+    scores = tmp_path / "scores.txt"
+    scores.write_text("".join(f"{s}\n" for s in expected))
+    evaluate = ["evaluate", data, str(scores)]
+    assert _fails(evaluate, capsys).endswith("pass --zero-based.")
+    assert main(evaluate + ["--zero-based"]) == 0
+    assert capsys.readouterr().out.startswith("NDCG@1\t")
     compare = ["compare", data, "--cv", "2", "--rankers", "Ridge"]
     assert _fails(compare, capsys).endswith("pass --zero-based.")
     assert main(compare + ["--zero-based"]) == 0
     assert capsys.readouterr().out.startswith(f"2-fold grouped CV on {data}")
+
+
+def test_predict_reads_files_as_the_model_was_fitted(tmp_path, capsys):
+    """A zero-based file whose feature 0 is never stored (always 0) loads one-based too,
+    shifted by a column, without an error: predict must read it as fit did."""
+    X, y, qid = make_ranking(n_queries=12, n_docs=(3, 6), n_features=N_FEATURES, random_state=2)
+    X[:, 0] = 0.0  # dump_svmlight_file leaves zeros out: no "0:" in the file
+    data = tmp_path / "zero.txt"
+    dump_svmlight_file(X, y, str(data), query_id=qid, zero_based=True)
+    assert " 0:" not in data.read_text()
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(data), "--ranker", "Ridge", "--zero-based",
+                 "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(data)]) == 0
+    scores = [float(s) for s in capsys.readouterr().out.split()]
+    np.testing.assert_allclose(scores, Ridge().fit(X, y).predict(X), rtol=1e-10)
 
 
 def test_zero_based_fold(tmp_path, capsys):
@@ -984,24 +1026,32 @@ def test_compare_cv_follows_the_convention(tmp_path, capsys):
 def test_compare_letor_follows_the_convention(tmp_path, capsys):
     """One convention chooses the grid point on vali and scores test."""
     root = tmp_path / "data"
-    folds = [_write_fold(root / "Fold1"), _write_fold(root / "Fold2", seed=1)]
+    # queries of 10 documents or more: LETOR's NDCG@10 of a shorter one is 0
+    folds = [_write_fold(root / "Fold1", n_docs=(10, 16)),
+             _write_fold(root / "Fold2", seed=1, n_docs=(10, 16))]
     alphas = [0.1, 1.0, 10.0, 100.0, 1000.0]
     found = {}
     for convention in ("letor", "trec_eval"):
         argv = ["compare", str(root), "--rankers", "Ridge"]
         assert main(argv + ["--convention", convention]) == 0
-        title, table = _cells(capsys.readouterr().out)
+        captured = capsys.readouterr()
+        title, table = _cells(captured.out)
+        logged = [float(re.search(r"vali NDCG@10 ([0-9.]+)", line)[1])
+                  for line in captured.err.splitlines() if "vali NDCG@10" in line]
         assert f", {convention!r} convention (also choosing on vali): " in title
-        expected = []
+        expected, expected_vali = [], []
         for fold in folds:
             (X, y, _), (Xv, yv, qv), (Xt, yt, qt) = (
                 load_letor(fold / f"{s}.txt") for s in ("train", "vali", "test"))
             models = [Ridge(alpha=a).fit(X, y) for a in alphas]
             vali = [ndcg_score(yv, m.predict(Xv), qid=qv, k=10, convention=convention)
                     for m in models]
+            expected_vali += vali
             best = models[int(np.argmax(vali))]
             expected.append(ndcg_score(yt, best.predict(Xt), qid=qt, k=10,
                                        convention=convention))
+        # each grid point is scored on vali in the convention, which picks the best
+        np.testing.assert_allclose(logged, expected_vali, atol=5e-5)
         found[convention] = table["Ridge"][COLUMNS.index("NDCG@10")][0]
         assert found[convention] == pytest.approx(np.mean(expected), abs=5e-5)
     assert found["letor"] != found["trec_eval"]  # the flag changes the numbers

@@ -9,6 +9,7 @@ xgboost (the 'gbdt' extra), and fail then under ``CI=true``.
 
 import functools
 import importlib
+import os
 import subprocess
 import sys
 import warnings
@@ -265,3 +266,51 @@ sys.exit(status)
     assert NOTE.format(name=name, library=library) in result.stderr.splitlines()
     # the absent row cannot be asked for
     assert last == "exit 2" and f"invalid choice: '{name}'" in result.stderr
+
+
+@pytest.mark.parametrize("protocol", ["cv", "letor"])
+def test_rows_are_left_out_on_labels_their_objectives_refuse(protocol, tmp_path, capsys):
+    """Labels skrank's rankers fit (here halves) leave the rows out with a note, before
+    any fit, instead of failing the comparison after the other rows ran."""
+    X, y, qid = _data()
+    y = y / 2.0  # 0, 0.5, ..., 2
+    if protocol == "cv":
+        data = where = _write_letor(tmp_path / "data.txt", X, y, qid)
+        argv = ["compare", str(data), "--cv", "2"]
+    else:
+        (tmp_path / "Fold1").mkdir()
+        for split in ("train", "vali", "test"):
+            _write_letor(tmp_path / "Fold1" / f"{split}.txt", X, y, qid)
+        data, where = tmp_path, tmp_path / "Fold1" / "train.txt"
+        argv = ["compare", "--data", str(data)]
+    assert main([*argv, "--rankers", "Ridge", "LGBMRanker", "XGBRanker"]) == 0
+    captured = capsys.readouterr()
+    assert _table_rows(captured.out) == ["Ridge"]
+    n_bad = int((y != np.round(y)).sum())
+    for name in ("LGBMRanker", "XGBRanker"):
+        assert (f"[{name}] row absent: its objective needs integer relevance labels in "
+                f"0 .. 30; {where} holds {n_bad} other label(s), e.g. 0.5") in captured.err
+        assert f"[{name}] fold" not in captured.err and f"{name}(" not in captured.err
+    # with no other row, nothing is left to compare: one line, exit 1
+    assert main([*argv, "--rankers", "LGBMRanker"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        "python -m skrank compare: error: no ranker left to compare (LGBMRanker: ")
+
+
+def test_a_package_that_fails_to_load_is_a_note(tmp_path):
+    """find_spec finds a package whose import fails (e.g. a missing OpenMP library)."""
+    fake = tmp_path / "site" / "lightgbm"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise OSError('libgomp.so.1: cannot open shared object file')\n")
+    path = _write_letor(tmp_path / "data.txt", *_data())
+    result = subprocess.run(
+        [sys.executable, "-m", "skrank", "compare", str(path), "--cv", "2",
+         "--rankers", "Ridge", "LGBMRanker"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(fake.parent), *filter(None, [os.environ.get("PYTHONPATH")])])},
+    )
+    assert result.returncode == 0, result.stderr
+    assert _table_rows(result.stdout) == ["Ridge"]
+    assert ("[LGBMRanker] row absent: lightgbm is installed but cannot be imported (OSError: "
+            "libgomp.so.1: cannot open shared object file)") in result.stderr.splitlines()

@@ -7,6 +7,7 @@ shows what boosted trees reach on the same queries. The library is imported
 when a model is fitted, never when skrank is imported.
 """
 
+import importlib
 import inspect
 import warnings
 from numbers import Real
@@ -207,13 +208,12 @@ class GBDTRanker(BaseRanker):
 
     def _check_integer_labels(self, y, name):
         """Raise ValueError unless ``y`` holds integers in ``0 .. MAX_LABEL``."""
-        bad = (y < 0) | (y > MAX_LABEL) | (y != np.round(y))
-        if np.any(bad):
+        problem = _label_problem(y, name)
+        if problem is not None:
             raise ValueError(
                 f"{type(self).__name__}(library={self.library!r}) ({ROW_NAMES[self.library]}) "
                 f"needs integer relevance labels in 0 .. {MAX_LABEL} for its exponential "
-                f"gain; {name} holds {int(bad.sum())} other label(s), e.g. "
-                f"{y[np.flatnonzero(bad)[0]]!r}."
+                f"gain; {problem}."
             )
 
     def predict(self, X, *, qid=None):
@@ -241,6 +241,38 @@ class GBDTRanker(BaseRanker):
 
     def _is_fitted(self):
         return hasattr(self, "model_")
+
+
+def _label_problem(y, name):
+    """What is wrong with the labels ``y`` (named ``name``) for both objectives, or None."""
+    y = np.asarray(y, dtype=np.float64)
+    bad = ~((y >= 0) & (y <= MAX_LABEL) & (y == np.round(y)))  # NaN is bad too
+    if not bad.any():
+        return None
+    return (f"{name} holds {int(bad.sum())} other label(s), e.g. "
+            f"{y[np.flatnonzero(bad)[0]].item()!r}")
+
+
+def unusable(library, labels):
+    """Why ``compare`` cannot run the trees of ``library`` on ``labels``, or None.
+
+    Called by ``compare`` before its first fit, so that a row it cannot run
+    is left out with a note instead of failing the whole comparison after
+    the other rows ran: the package is imported here (a package that
+    :func:`importlib.util.find_spec` finds may still fail to load, e.g. a
+    missing OpenMP library is an OSError), and the labels of each
+    ``(name, y)`` of ``labels`` must be integers in ``0 .. MAX_LABEL``.
+    """
+    try:
+        importlib.import_module(library)
+    except (ImportError, OSError) as exc:
+        return f"{library} is installed but cannot be imported ({type(exc).__name__}: {exc})"
+    for name, y in labels:
+        problem = _label_problem(y, name)
+        if problem is not None:
+            return (f"its objective needs integer relevance labels in 0 .. {MAX_LABEL}; "
+                    f"{problem}")
+    return None
 
 
 def _take(a, rows):

@@ -12,12 +12,13 @@ otherwise named in :data:`ABSENT`, which ``compare`` logs.
 """
 
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.util import find_spec
 
 from sklearn.linear_model import Ridge
 
 from ._boltzrank import BoltzRankRanker
-from ._gbdt import ROW_NAMES, GBDTRanker
+from ._gbdt import ROW_NAMES, GBDTRanker, unusable
 from ._listnet import ListNetRanker
 from ._logrank import LogRankRanker
 from ._softrank import SoftRankRanker
@@ -35,6 +36,11 @@ class RankerEntry:
 
     make: callable
     grid: dict = field(default_factory=dict)
+    #: ``unusable(labels)``: why the ranker cannot run on the labels of each
+    #: ``(name, y)`` of ``labels`` (a note for ``compare`` to log before
+    #: leaving its row out), or None; None for a ranker that runs on any
+    #: labels the metrics accept.
+    unusable: callable = None
 
 
 #: The rankers ``compare`` knows, in table order; a new ranker registers here.
@@ -71,6 +77,7 @@ def _gbdt_entry(library):
     return RankerEntry(
         lambda **p: GBDTRanker(library=library, random_state=0, **p),
         {"learning_rate": [0.05, 0.1]},
+        unusable=partial(unusable, library),
     )
 
 
