@@ -17,10 +17,14 @@ from sklearn.preprocessing import StandardScaler
 
 from skrank.datasets import make_ranking
 from skrank.metrics import get_ranking_scorer, ndcg_score
-from skrank.model_selection import RankerSearchCV, cross_validate_ranker
+from skrank.model_selection import (
+    RankerRandomizedSearchCV,
+    RankerSearchCV,
+    cross_validate_ranker,
+)
 from skrank.preprocessing import QueryNormalizer
 from skrank.rankers import ListNetRanker
-from skrank.utils._routing import fit_qid_params, predict_scores
+from skrank.utils._routing import fit_qid_params, predict_scores, takes_qid
 
 N_FOLDS = 3
 #: few iterations, no early stopping: fast, and deterministic given the seed
@@ -227,6 +231,147 @@ def test_unreachable_qid_consumers_are_refused(data, pipe, match):
         cross_validate_ranker(pipe, X, y, qid=qid, cv=N_FOLDS)
     with pytest.raises(ValueError, match=match):
         RankerSearchCV(pipe, {}, cv=N_FOLDS).fit(X, y, qid=qid)
+
+
+# ----------------------------------------------------------------------------
+# A grid that swaps steps, routing off: the qid fit parameters are read from
+# the search's estimator and given to every candidate, so a candidate whose
+# steps take qid differently is refused before any fit.
+#: rows of each _SpyRidge fit (module level: the search fits clones of it)
+_SPY_FITS = []
+
+
+class _SpyRidge(Ridge):
+    """A Ridge that records its fits in ``_SPY_FITS``."""
+
+    def fit(self, X, y, sample_weight=None):
+        _SPY_FITS.append(len(X))
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.fixture
+def spy_fits():
+    _SPY_FITS.clear()
+    yield _SPY_FITS
+    _SPY_FITS.clear()
+
+
+def _norm_ridge(norm):
+    return Pipeline([("norm", norm), ("m", _SpyRidge())])
+
+
+SEARCHES = [
+    lambda pipe, grid: RankerSearchCV(pipe, grid, cv=N_FOLDS),
+    lambda pipe, grid: RankerRandomizedSearchCV(
+        pipe, grid, n_iter=2, cv=N_FOLDS, random_state=0
+    ),
+]
+
+
+@pytest.mark.parametrize("search", SEARCHES, ids=["grid", "randomized"])
+@pytest.mark.parametrize(
+    "norm, grid, match",
+    [
+        (   # under the old code ListNet was fitted with all rows as one query
+            QueryNormalizer(),
+            {"m": [_SpyRidge(), ListNetRanker(**LISTNET)]},
+            (r"setting m=ListNetRanker\(.*\) gives qid to fit through m__qid, "
+             r"norm__qid, while the estimator given to the search takes it through "
+             r"norm__qid"),
+        ),
+        (   # under the old code the normaliser was fitted as one query
+            StandardScaler(),
+            {"norm": [StandardScaler(), QueryNormalizer()]},
+            (r"setting norm=QueryNormalizer\(\) gives qid to fit through norm__qid, "
+             r"while the estimator given to the search takes it through no step"),
+        ),
+        (   # under the old code: TypeError, StandardScaler.fit() got qid
+            QueryNormalizer(),
+            {"norm": [QueryNormalizer(), StandardScaler()]},
+            r"setting norm=StandardScaler\(\) gives qid to fit through no step",
+        ),
+        (
+            QueryNormalizer(),
+            [{"m__alpha": ALPHAS}, {"norm": ["passthrough"], "m__alpha": ALPHAS}],
+            r"setting norm='passthrough' gives qid to fit through no step",
+        ),
+    ],
+    ids=["ranker-for-ridge", "normaliser-for-scaler", "scaler-for-normaliser",
+         "passthrough-in-second-grid"],
+)
+def test_grid_that_changes_the_qid_steps_is_refused_before_any_fit(
+    data, spy_fits, search, norm, grid, match
+):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=match) as info:
+        search(_norm_ridge(norm), grid).fit(X, y, qid=qid)
+    assert "enable_metadata_routing=True" in str(info.value)
+    assert "search each pipeline shape separately" in str(info.value)
+    assert spy_fits == []
+
+
+def test_refusal_names_the_search_and_its_parameter(data, spy_fits):
+    X, y, qid = data
+    grid = {"norm": [QueryNormalizer(), StandardScaler()]}
+    with pytest.raises(ValueError, match=r"^RankerSearchCV: the param_grid setting"):
+        SEARCHES[0](_norm_ridge(QueryNormalizer()), grid).fit(X, y, qid=qid)
+    with pytest.raises(
+        ValueError, match=r"^RankerRandomizedSearchCV: the param_distributions setting"
+    ):
+        SEARCHES[1](_norm_ridge(QueryNormalizer()), grid).fit(X, y, qid=qid)
+    assert spy_fits == []
+
+
+@pytest.mark.parametrize("search", SEARCHES, ids=["grid", "randomized"])
+def test_grid_of_steps_taking_qid_alike_runs(data, search):
+    # Estimator-valued entries whose steps take qid as the estimator's do, and
+    # nested parameters of them: run, and equal the hand loop.
+    X, y, qid = data
+    pipe = Pipeline([("norm", QueryNormalizer()), ("m", ListNetRanker(**LISTNET))])
+    grid = {
+        "m": [ListNetRanker(**LISTNET, alpha=a) for a in ALPHAS],
+        "m__hidden_layer_sizes": [()],
+    }
+    got = search(pipe, grid).fit(X, y, qid=qid)
+    for params, score in zip(got.cv_results_["params"], got.cv_results_["mean_test_score"]):
+        expected = _hand_fold_scores(params["m"], X, y, qid, _ndcg10).mean()
+        assert score == pytest.approx(expected, rel=1e-12)
+
+
+def test_grid_that_swaps_steps_runs_with_routing_on(data, metadata_routing):
+    # With routing on each candidate routes qid itself: nothing refused.
+    X, y, qid = data
+    pipe = Pipeline([("norm", QueryNormalizer()), ("m", Ridge())])
+    with metadata_routing():
+        search = RankerSearchCV(
+            pipe, {"m": [Ridge(), ListNetRanker(**LISTNET)]}, cv=N_FOLDS
+        ).fit(X, y, qid=qid)
+    expected = [
+        _hand_fold_scores(final, X, y, qid, _ndcg10).mean()
+        for final in (Ridge(), ListNetRanker(**LISTNET))
+    ]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-12)
+
+
+class _FitTransformQid(TransformerMixin, BaseEstimator):
+    """Takes qid in fit_transform only."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def fit_transform(self, X, y=None, *, qid=None):
+        return X
+
+    def transform(self, X):
+        return X
+
+
+def test_takes_qid_is_the_rule_of_the_pipeline_steps():
+    # One rule for the estimator and its steps: fit_transform counts too.
+    assert takes_qid(_FitTransformQid())
+    assert takes_qid(make_pipeline(_FitTransformQid(), Ridge()))
+    assert takes_qid(ListNetRanker())
+    assert not takes_qid(make_pipeline(StandardScaler(), Ridge()))
 
 
 # ----------------------------------------------------------------------------

@@ -11,9 +11,7 @@ from sklearn.model_selection import GroupKFold
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._query_layout import QueryLayout
 from ..utils._routing import (
-    accepts_qid,
     fit_qid_params,
-    qid_consumers,
     through_transforms,
 )
 from ..utils._sklearn_compat import make_metadata_request
@@ -333,16 +331,6 @@ def check_layout(X, qid, caller):
         )
     n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
     return QueryLayout(qid, n_samples=n_samples)
-
-
-def takes_qid(estimator):
-    """Whether ``estimator`` or one of its steps has a method taking ``qid``.
-
-    By signature, whatever the metadata requests say.
-    """
-    return any(
-        accepts_qid(estimator, m) for m in ("fit", "transform", "predict")
-    ) or bool(qid_consumers(estimator))
 
 
 def fit_params_for(estimator, qid, params):

@@ -1,6 +1,9 @@
 """Grid search for rankers, built on scikit-learn's GridSearchCV."""
 
+from itertools import product
+
 from sklearn import get_config
+from sklearn.base import clone
 from sklearn.model_selection import (
     GridSearchCV,
     ParameterGrid,
@@ -12,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import RankingScorer
-from ..utils._routing import predict_scores
+from ..utils._routing import fit_qid_params, predict_scores, takes_qid
 from ..utils._sklearn_compat import (
     Integer,
     multimetric_scorer,
@@ -26,7 +29,6 @@ from ._common import (
     check_ranking_scoring,
     fit_params_for,
     query_splits,
-    takes_qid,
 )
 
 __all__ = ["RankerRandomizedSearchCV", "RankerSearchCV"]
@@ -57,6 +59,23 @@ def _refitted_has(attr):
         return True
 
     return check
+
+
+def _may_change_steps(value):
+    """Whether a grid value can change which steps take qid: a step or a hole."""
+    if isinstance(value, str):
+        return value == "passthrough"
+    return value is None or (
+        hasattr(value, "get_params") and not isinstance(value, type)
+    )
+
+
+def _settings(candidate):
+    return ", ".join(f"{name}={value!r}" for name, value in candidate.items())
+
+
+def _qid_keys(keys):
+    return ", ".join(keys) if keys else "no step"
 
 
 #: n_jobs as joblib takes it: None, a count of workers, or -1, -2, ... for all
@@ -93,6 +112,44 @@ class _RankerSearchMixin:
             scorer=Bunch(score={"qid": qid}),
         )
 
+    def _check_candidates_take_qid_alike(self, qid):
+        """ValueError when a candidate takes qid in other steps than the estimator.
+
+        With metadata routing off, ``_get_routed_params_for_fit`` reads the
+        ``qid`` fit parameters from ``self.estimator`` and gives them to every
+        candidate. Only the entries that set a step (an estimator,
+        ``"passthrough"`` or None) can change which steps take ``qid``; each
+        combination of them is checked, before any fit.
+        """
+        expected = sorted(fit_qid_params(self.estimator, qid))
+        for choices in self._candidate_choices():
+            steps = {
+                name: list(values)
+                for name, values in choices.items()
+                if any(_may_change_steps(value) for value in values)
+            }
+            for values in product(*steps.values()):
+                candidate = dict(zip(steps, values))
+                estimator = clone(self.estimator).set_params(
+                    **clone(candidate, safe=False)
+                )
+                got = sorted(fit_qid_params(estimator, qid))
+                if got != expected:
+                    raise ValueError(
+                        f"{type(self).__name__}: the {self._choices_name} setting "
+                        f"{_settings(candidate)} "
+                        f"gives qid to fit through {_qid_keys(got)}, while the estimator "
+                        f"given to the search takes it through {_qid_keys(expected)}. "
+                        "With scikit-learn's metadata routing off, the search passes one "
+                        "set of fit parameters (read from that estimator) to every "
+                        "candidate, so a grid that changes which steps take qid cannot be "
+                        "run: a step would be fitted with all rows as one query, or be "
+                        "given a qid its fit does not take. Enable routing with "
+                        "sklearn.set_config(enable_metadata_routing=True), or search each "
+                        "pipeline shape separately, with the estimator given to the search "
+                        "built of those steps."
+                    )
+
     def fit(self, X, y, *, qid=None, **params):
         """Run the search: every candidate parameter setting on every grouped fold.
 
@@ -112,6 +169,14 @@ class _RankerSearchMixin:
         -------
         self : RankerSearchCV
             The fitted search.
+
+        Raises
+        ------
+        ValueError
+            With metadata routing off, before any fit, if a candidate setting
+            (of ``param_grid``, or a list of ``param_distributions``) changes
+            which steps of the estimator take ``qid`` in ``fit``: every
+            candidate is given the ``qid`` fit parameters of ``estimator``.
         """
         if not get_config()["skip_parameter_validation"]:
             # before the splits: a bad n_jobs or cv is named as scikit-learn does
@@ -121,6 +186,8 @@ class _RankerSearchMixin:
                 caller_name=type(self).__name__,
             )
         layout = check_layout(X, qid, f"{type(self).__name__}.fit")
+        if not routing_enabled():
+            self._check_candidates_take_qid_alike(layout.qid)
         splits = query_splits(self.cv, X, y, layout)
         # GridSearchCV reads the splits from self.cv and the workers from
         # self.n_jobs; give it the checked grouped splits, and at most one
@@ -226,7 +293,8 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
         :class:`~sklearn.pipeline.Pipeline` of them: with metadata routing
         off, ``qid`` reaches the pipeline's steps as in
         :func:`cross_validate_ranker` (the steps of this estimator decide
-        which get it in ``fit``, whatever the grid sets).
+        which get it in ``fit``; a grid that would change them is refused,
+        see Raises).
 
     param_grid : dict or list of dicts
         Parameter names mapped to lists of values, as in ``GridSearchCV``.
@@ -271,6 +339,21 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     cv_results_, best_estimator_, best_score_, best_params_, best_index_,
     scorer_, n_splits_, refit_time_, multimetric_ :
         As in :class:`~sklearn.model_selection.GridSearchCV`.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``, before any fit, with metadata routing off: if a
+        candidate of ``param_grid`` changes which steps take ``qid`` in
+        ``fit`` (a grid that swaps ``Ridge`` for a ranker, a
+        ``StandardScaler`` for a ``QueryNormalizer`` or the reverse, or a
+        step for ``"passthrough"``). The search passes every candidate the
+        ``qid`` fit parameters of ``estimator``, so such a candidate would
+        be fitted with all rows as one query, or given a ``qid`` its ``fit``
+        does not take. Enable metadata routing, or search each pipeline shape
+        separately. Grids whose estimators take ``qid`` alike (two
+        ``ListNetRanker`` settings) run. Also if ``qid`` is None, or a split
+        of ``cv`` puts one query on both sides.
 
     See Also
     --------
@@ -344,6 +427,13 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
         """The number of parameter settings the search tries."""
         return len(ParameterGrid(self.param_grid))
 
+    #: the parameter whose settings ``_candidate_choices`` lists
+    _choices_name = "param_grid"
+
+    def _candidate_choices(self):
+        """The grid as a list of dicts of parameter name to its values."""
+        return ParameterGrid(self.param_grid).param_grid
+
 
 
 class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
@@ -405,7 +495,9 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     Notes
     -----
     Metadata routing, scorers and the scikit-learn hooks it relies on are
-    those of :class:`RankerSearchCV`.
+    those of :class:`RankerSearchCV`. As there, with routing off a list of
+    ``param_distributions`` whose choices change which steps take ``qid``
+    in ``fit`` is refused with a ``ValueError`` before any fit.
 
     Examples
     --------
@@ -464,3 +556,19 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
         return len(ParameterSampler(
             self.param_distributions, self.n_iter, random_state=self.random_state
         ))
+
+    _choices_name = "param_distributions"
+
+    def _candidate_choices(self):
+        """The lists of ``param_distributions`` (a list of dicts of name to values).
+
+        Distributions (with an ``rvs`` method) are left out: the steps a
+        candidate may swap are chosen from lists.
+        """
+        sampler = ParameterSampler(
+            self.param_distributions, self.n_iter, random_state=self.random_state
+        )
+        return [
+            {name: values for name, values in dist.items() if not hasattr(values, "rvs")}
+            for dist in sampler.param_distributions
+        ]

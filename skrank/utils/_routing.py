@@ -21,6 +21,7 @@ __all__ = [
     "fit_qid_params",
     "predict_scores",
     "qid_consumers",
+    "takes_qid",
     "through_transforms",
 ]
 
@@ -75,6 +76,17 @@ def qid_consumers(estimator):
         for name, value in estimator.get_params(deep=True).items()
         if hasattr(value, "get_params") and _takes_qid_itself(value)
     ]
+
+
+def takes_qid(estimator):
+    """Whether ``estimator`` or one of its sub-estimators has a method taking qid.
+
+    By signature, whatever the metadata requests say: the rule of
+    :func:`qid_consumers` (``fit``, ``fit_transform``, ``transform``,
+    ``predict`` or ``score`` with a ``qid`` parameter), applied to
+    ``estimator`` itself and to every sub-estimator in its ``get_params``.
+    """
+    return _takes_qid_itself(estimator) or bool(qid_consumers(estimator))
 
 
 def _refuse_hidden_consumers(estimator, where):
