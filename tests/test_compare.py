@@ -201,11 +201,12 @@ def test_progress_estimate_extrapolates_each_rankers_steps(monkeypatch):
     assert progress.step("B") == ""  # nothing left
 
 
-@pytest.mark.parametrize("seconds, text", [
+@pytest.mark.parametrize("duration, text", [
     (0.4, "under 1 s"), (1.0, "1 s"), (59.4, "59 s"), (125, "2 min 05 s"),
     (7620, "2 h 07 min"),
 ])
-def test_duration(seconds, text):
+def test_duration(duration, text):
+    """How a duration in seconds is written (a format, not a timing)."""
     from skrank._compare import _duration
 
-    assert _duration(seconds) == text
+    assert _duration(duration) == text

@@ -36,14 +36,19 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
+def _scaled_queries(n_queries, seed):
+    """Queries whose feature scales differ by query, so normalisation matters."""
+    X, y, qid = make_ranking(
+        n_queries=n_queries, n_docs=(4, 10), n_features=4, noise=1.0, random_state=seed
+    )
+    scale = np.random.default_rng(seed).uniform(0.1, 10.0, size=qid.max() + 1)
+    return X * scale[qid][:, None], y, qid
+
+
 @pytest.fixture(scope="module")
 def data():
-    """30 queries whose feature scales differ by query, so normalisation matters."""
-    X, y, qid = make_ranking(
-        n_queries=30, n_docs=(4, 10), n_features=4, noise=1.0, random_state=0
-    )
-    scale = np.random.default_rng(0).uniform(0.1, 10.0, size=qid.max() + 1)
-    return X * scale[qid][:, None], y, qid
+    """30 queries whose feature scales differ by query."""
+    return _scaled_queries(30, seed=0)
 
 
 def _takes_qid(estimator):
@@ -378,11 +383,7 @@ def test_takes_qid_is_the_rule_of_the_pipeline_steps():
 # transform_input=["X_val"]: scikit-learn transforms X_val with the training qid
 @pytest.fixture(scope="module")
 def validation():
-    X, y, qid = make_ranking(
-        n_queries=8, n_docs=(4, 10), n_features=4, noise=1.0, random_state=1
-    )
-    scale = np.random.default_rng(1).uniform(0.1, 10.0, size=qid.max() + 1)
-    return X * scale[qid][:, None], y, qid
+    return _scaled_queries(8, seed=1)
 
 
 def _early_stopping_ranker():
