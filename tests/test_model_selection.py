@@ -8,7 +8,6 @@ functions directly.
 
 import numpy as np
 import pytest
-import sklearn
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import Ridge
