@@ -701,3 +701,200 @@ def test_nan_validation_scores_are_told_in_the_rankers_terms(data, monkeypatch, 
         match = r"1e\+300\)\. They are held-out queries of X \(early_stopping=True\): scale X"
         with pytest.raises(ValueError, match=match):
             ranker.fit(X, y, qid=qid)
+
+
+# ----------------------------------------------------------------------
+# partial_fit: one pass over whole queries, continuing the model
+STOCHASTIC = [cls for cls in RANKERS if "solver" in cls().get_params()]
+
+
+@pytest.fixture(params=STOCHASTIC, ids=lambda cls: cls.__name__)
+def stochastic_class(request):
+    return request.param
+
+
+@pytest.fixture
+def scattered(rng):
+    """24 queries of 2-9 rows with ids in random order, their rows interleaved."""
+    sizes = rng.integers(2, 10, size=24)
+    qid = np.repeat(rng.permutation(1000)[:24], sizes)
+    X = rng.normal(size=(len(qid), 5))
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    shuffle = rng.permutation(len(qid))
+    return X[shuffle], y[shuffle], qid[shuffle]
+
+
+def _epoch_order(ranker, X, y, qid, monkeypatch, **fit_params):
+    """``ranker`` fitted for one epoch; the query ids in the order of its mini-batches."""
+    from skrank._core import _fit, _folded
+
+    orders = []
+    for cls in (_fit.Objective, _folded.FoldedObjective):
+        def spy(self, batch_size, perm, _original=cls.ordered_batches):
+            orders.append(perm.copy())
+            return _original(self, batch_size, perm)
+        monkeypatch.setattr(cls, "ordered_batches", spy)
+    _fit_quietly(ranker, X, y, qid=qid, **fit_params)
+    monkeypatch.undo()
+    (order,) = orders
+    return np.unique(qid)[order]
+
+
+def _rows_of(qid, queries):
+    """Rows of ``queries``, query by query in that order (each query's rows in file order)."""
+    return np.concatenate([np.flatnonzero(qid == q) for q in queries])
+
+
+@pytest.mark.parametrize("hidden", [(), (4,)], ids=["linear", "mlp"])
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+def test_partial_fit_in_fit_order_gives_the_fit(stochastic_class, scattered, hidden, solver,
+                                                 monkeypatch):
+    """Chunks of whole queries in the order of fit's batches: the weights of a 1-epoch fit."""
+    X, y, qid = scattered
+    params = dict(hidden_layer_sizes=hidden, solver=solver, batch_size=3, max_iter=1,
+                  early_stopping=False)
+    fitted = _fast(stochastic_class, **params)
+    order = _epoch_order(fitted, X, y, qid, monkeypatch)
+    streamed = _fast(stochastic_class, **params)
+    for lo in range(0, len(order), 6):  # 4 calls of 2 batches each
+        rows = _rows_of(qid, order[lo:lo + 6])
+        streamed.partial_fit(X[rows], y[rows], qid=qid[rows])
+    assert_allclose(_params(streamed), _params(fitted), rtol=0, atol=1e-12)
+    assert streamed.n_iter_ == 4 and len(streamed.loss_curve_) == 4
+    assert streamed.t_ == fitted.t_ == 24
+    # and not by chance: another order of the same chunks gives other weights
+    other = _fast(stochastic_class, **params)
+    for lo in reversed(range(0, len(order), 6)):
+        rows = _rows_of(qid, order[lo:lo + 6])
+        other.partial_fit(X[rows], y[rows], qid=qid[rows])
+    assert np.abs(_params(other) - _params(fitted)).max() > 1e-6
+
+
+def test_partial_fit_weights_of_one_call_are_fit_weights(stochastic_class, scattered, monkeypatch):
+    """One call with all queries weighs them as fit does (relative to their mean)."""
+    X, y, qid = scattered
+    weight = np.unique(qid, return_inverse=True)[1] % 3 + 1.0
+    params = dict(batch_size=4, max_iter=1, early_stopping=False)
+    fitted = _fast(stochastic_class, **params)
+    order = _epoch_order(fitted, X, y, qid, monkeypatch, sample_weight=weight)
+    rows = _rows_of(qid, order)
+    streamed = _fast(stochastic_class, **params).partial_fit(
+        X[rows], y[rows], qid=qid[rows], sample_weight=weight[rows])
+    assert_allclose(_params(streamed), _params(fitted), rtol=0, atol=1e-12)
+    # weights are relative to the first call's mean: constant ones change nothing
+    plain = _fast(stochastic_class, **params).partial_fit(X[rows], y[rows], qid=qid[rows])
+    constant = _fast(stochastic_class, **params).partial_fit(
+        X[rows], y[rows], qid=qid[rows], sample_weight=np.full(len(rows), 7.0))
+    assert_array_equal(_params(constant), _params(plain))
+
+
+def test_partial_fit_carries_the_solver_state_over(stochastic_class, scattered):
+    """Two calls of whole batches are one call over both: the moments carry over."""
+    X, y, qid = scattered
+    queries = pd_unique(qid)
+    whole = _fast(stochastic_class, batch_size=4).partial_fit(X, y, qid=qid)
+    halves = _fast(stochastic_class, batch_size=4)
+    for part in (queries[:12], queries[12:]):
+        rows = np.isin(qid, part)
+        halves.partial_fit(X[rows], y[rows], qid=qid[rows])
+    assert_allclose(_params(halves), _params(whole), rtol=0, atol=1e-12)
+    assert halves.t_ == whole.t_ == 24 and halves.n_iter_ == 2 and whole.n_iter_ == 1
+    # a solver state started afresh at the second call would step otherwise
+    fresh = _fast(stochastic_class, batch_size=4)
+    rows = np.isin(qid, queries[:12])
+    fresh.partial_fit(X[rows], y[rows], qid=qid[rows])
+    del fresh._solver_memory
+    fresh.partial_fit(X[~rows], y[~rows], qid=qid[~rows])
+    assert np.abs(_params(fresh) - _params(whole)).max() > 1e-6
+
+
+def pd_unique(values):
+    """The distinct values in the order of their first appearance."""
+    _, first = np.unique(values, return_index=True)
+    return values[np.sort(first)]
+
+
+def test_partial_fit_continues_a_fit_and_fit_starts_afresh(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fit_quietly(_fast(stochastic_class, max_iter=2, early_stopping=False), X, y,
+                          qid=qid)
+    before = _params(ranker)
+    last = qid == qid[-1]
+    ranker.partial_fit(X[last], y[last], qid=qid[last])
+    assert ranker.n_iter_ == 3 and ranker.t_ == 2 * N_QUERIES + 1
+    assert np.abs(_params(ranker) - before).max() > 0
+    # a new fit forgets the stream: its last query may open the next call
+    _fit_quietly(ranker, X, y, qid=qid)
+    ranker.partial_fit(X[last], y[last], qid=qid[last])
+    assert ranker.n_iter_ == 3
+
+
+def test_partial_fit_refuses_a_query_split_across_calls(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fast(stochastic_class)
+    first = np.flatnonzero(qid == qid[0])
+    ranker.partial_fit(X[:first[-1]], y[:first[-1]], qid=qid[:first[-1]])
+    fitted = _params(ranker)
+    with pytest.raises(ValueError, match=rf"qid={qid[0].item()!r} continues a query of the previous "
+                                         rf"partial_fit call \(its last row there was row "
+                                         rf"{first[-2]}; here it starts at row 0\)"):
+        ranker.partial_fit(X[first[-1]:], y[first[-1]:], qid=qid[first[-1]:])
+    assert_array_equal(_params(ranker), fitted)  # the failed call changed nothing
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"learning_rate_decay": 0.5}, r"learning_rate_decay=0\.5 decays the step size .* "
+                                   r"partial_fit sees no epochs"),
+])
+def test_partial_fit_refuses_what_a_stream_cannot_do(stochastic_class, data, params, match):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=match):
+        _fast(stochastic_class, **params).partial_fit(X, y, qid=qid)
+
+
+def test_partial_fit_trains_one_network_whatever_n_init(stochastic_class, scattered):
+    """Restarts are fit's: partial_fit continues the first of its initialisations."""
+    X, y, qid = scattered
+    one = _fast(stochastic_class, n_init=1).partial_fit(X, y, qid=qid)
+    three = _fast(stochastic_class, n_init=3, restarts="average").partial_fit(X, y, qid=qid)
+    assert_array_equal(_params(three), _params(one))
+
+
+def test_partial_fit_refuses_another_number_of_features(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fast(stochastic_class).partial_fit(X[:20], y[:20], qid=qid[:20])
+    with pytest.raises(ValueError, match=r"X has 4 features, but \w+ is expecting 5"):
+        ranker.partial_fit(X[20:, :4], y[20:], qid=qid[20:])
+
+
+def test_partial_fit_is_not_there_for_full_batch_fits(ranker_class):
+    ranker = ranker_class(**({"solver": "lbfgs"} if "solver" in ranker_class().get_params()
+                             else {}))
+    assert not hasattr(ranker, "partial_fit")
+    expected = ("LogRank is fitted by L-BFGS" if ranker_class.__name__ == "LogRankRanker"
+                else "only available for the stochastic solvers")
+    with pytest.raises(AttributeError, match="has no attribute 'partial_fit'") as raised:
+        ranker.partial_fit
+    assert expected in str(raised.value.__cause__)  # why, as scikit-learn's MLP tells it
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_partial_fit_divergence_leaves_the_model_as_it_was(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fast(stochastic_class, solver="sgd", momentum=1.0, hidden_layer_sizes=(5, 5),
+                   activation="relu").partial_fit(X[:50], y[:50], qid=qid[:50])
+    fitted, memory = _params(ranker), ranker._solver_memory.copy()
+    ranker.set_params(learning_rate_init=1e8)
+    with pytest.raises(ValueError, match=r"diverged\. Likely cause: the step size"):
+        for _ in range(20):
+            ranker.partial_fit(X[50:], y[50:], qid=qid[50:])
+            ranker.partial_fit(X[:50], y[:50], qid=qid[:50])
+    # the model and the solver state are those of the last call that succeeded
+    assert np.isfinite(_params(ranker)).all() and np.isfinite(ranker._solver_memory).all()
+
+
+def test_partial_fit_keeps_float32(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fast(stochastic_class).partial_fit(X.astype(np.float32), y, qid=qid)
+    assert ranker.predict(X.astype(np.float32)).dtype == np.float32

@@ -173,10 +173,19 @@ class Objective:
         next one is drawn). Nothing of the size of the training rows is
         copied per epoch beyond one index array.
         """
+        return self.ordered_batches(batch_size, random_state.permutation(self.n_queries))
+
+    def ordered_batches(self, batch_size, perm):
+        """Batches of ``batch_size`` queries taken in the order ``perm``.
+
+        ``perm`` is a permutation of the training query numbers: batch ``i``
+        holds queries ``perm[i * batch_size:(i + 1) * batch_size]``.
+        :meth:`batches` draws it at random; a ranker's ``partial_fit`` passes
+        the order in which its queries came.
+        """
         layout, state = self.state.layout, self.state
         n_queries, offsets = self.n_queries, layout.offsets
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
-        perm = random_state.permutation(n_queries)
         positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
         rows = positions if self.rows is None else self.rows[positions]

@@ -258,9 +258,13 @@ class FoldedObjective:
         ``phi`` are gathered into one buffer reused by every batch of the
         epoch (a batch is consumed before the next one is drawn).
         """
+        return self.ordered_batches(batch_size, random_state.permutation(self.n_queries))
+
+    def ordered_batches(self, batch_size, perm):
+        """Batches of ``batch_size`` queries in the order ``perm``, as
+        :meth:`~skrank._core._fit.Objective.ordered_batches`."""
         n_queries, k = self.n_queries, self.k
         n_features = self.phi.shape[1]
-        perm = random_state.permutation(n_queries)
         blocks = self.phi.reshape(len(self.live), k, n_features)
         buffer = np.empty((min(batch_size, len(self.live)), k, n_features), dtype=self.phi.dtype)
         for lo in range(0, n_queries, batch_size):

@@ -69,21 +69,41 @@ class _StochasticSolver:
         The step rule's state (moments, velocity) lives in this call only, so
         one solver object can serve concurrent runs (e.g. on threads).
         """
-        memory = self._start(problem.n_params)
+        memory = self.start(problem.n_params)
         learning_rate = self.learning_rate_init
         n_queries = problem.n_queries
         for _ in range(self.max_iter):
-            total = 0.0
-            for batch in problem.batches(self.batch_size, random_state):
-                value, grad = problem.value_and_grad(params, batch)
-                self._step(memory, params, grad, learning_rate)
-                check_finite(params, "weights")
-                total += value * batch.n_queries
+            total = self.pass_over(problem, problem.batches(self.batch_size, random_state),
+                                   params, memory, learning_rate)
             if monitor.update(params, total / n_queries):
                 return params, True
             if self.needs_train_metric and not monitor.train_improved:
                 learning_rate *= self.learning_rate_decay
         return params, False
+
+    def start(self, n_params):
+        """The step rule's initial state (moments, velocity) for ``n_params`` parameters.
+
+        :meth:`pass_over` updates it in place; kept between calls, it lets
+        a stream of batches continue where the previous one stopped (a
+        ranker's ``partial_fit``).
+        """
+        return self._start(n_params)
+
+    def pass_over(self, problem, batches, params, memory, learning_rate):
+        """One step per batch of ``batches``, in their order; the summed batch objectives.
+
+        ``params`` and ``memory`` (from :meth:`start`) are updated in place.
+        Returns the sum over the batches of their objective times their
+        number of queries (the epoch's mean objective times its queries).
+        """
+        total = 0.0
+        for batch in batches:
+            value, grad = problem.value_and_grad(params, batch)
+            self._step(memory, params, grad, learning_rate)
+            check_finite(params, "weights")
+            total += value * batch.n_queries
+        return total
 
 
 class Adam(_StochasticSolver):

@@ -12,8 +12,10 @@ MLP, Adam / SGD / L-BFGS). The core's errors speak of its own objects;
 this module translates them into the ranker's parameters.
 """
 
+import copy
 import warnings
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from numbers import Integral
 
 import numpy as np
@@ -22,6 +24,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._fit import (
@@ -36,6 +39,7 @@ from .._core._folded import make_objective
 from .._core._build import FITTED_ATTRIBUTES, make_network, restore_network
 from .._core._mlp import LinearNetwork
 from .._core._solvers import LBFGS, SGD, Adam, DivergenceError, check_finite
+from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import get_ranking_scorer
 from ..utils._sklearn_compat import _fit_context, validate_data
@@ -46,6 +50,37 @@ from ._params import EARLY_STOPPING, LAYER_UNITS, NETWORK, RESTARTS, SOLVER, con
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
 FLOAT_DTYPES = (np.float64, np.float32)
+
+
+@dataclass
+class TrainingSet:
+    """The validated data of a fit (:meth:`BaseRanker._training_set`).
+
+    ``X`` and ``y`` as validated, the ``layout`` of their query ids,
+    ``sample_weight`` as given (one per row, or None) and ``weights``, the
+    weight of each query (None without ``sample_weight``).
+    """
+
+    X: object
+    y: np.ndarray
+    layout: QueryLayout
+    sample_weight: object = None
+    weights: np.ndarray = None
+
+
+@dataclass
+class PreparedRows:
+    """The training rows of a fit and its loss state (:meth:`BaseRanker._prepared_rows`).
+
+    ``rows``: the row of ``X`` of each training row, grouped by query (None:
+    ``X`` itself); ``y``: their labels; ``state``: the loss prepared on them;
+    ``n_effective``: the number of training queries, or their total weight.
+    """
+
+    rows: np.ndarray
+    y: np.ndarray
+    state: object
+    n_effective: float
 
 
 def layer_sizes(value):
@@ -111,94 +146,196 @@ class BaseRanker(BaseEstimator):
         continues a fitted network. The network, the loss and the stopping
         rule come from ``_make_network``, ``_make_loss`` and
         ``_make_stopping``, when the data are known.
+
+        The stages, each a method of its own that :meth:`partial_fit` shares:
+        :meth:`_training_set` (validate and lay out the data),
+        :meth:`_held_out` (the held-out queries), :meth:`_prepared_rows`
+        (the loss state of the training rows), :meth:`_initial_network`
+        (build or restore the network), :meth:`_train` (the runs and their
+        combination) and :meth:`_store_fit` (the fitted attributes).
         """
         warm = warm_start and self._is_fitted()
-        if y is not None:  # (None: scikit-learn's own message)
-            check_numeric(y, "y")
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=not warm
-        )
-        layout = QueryLayout(implicit_query(qid, X.shape[0], f"{type(self).__name__}.fit",
-                                            routing_hint=True))
-        weights = None if sample_weight is None else query_weights(sample_weight, layout)
-        self._check_labels(y, layout)
+        data = self._training_set(X, y, qid, sample_weight, reset=not warm)
         stopping = self._make_stopping()
-        scorer = stopping.scorer
         loss = self._make_loss()
-        validation = self._check_validation_set(validation_fraction, X_val, y_val, qid_val)
+        given = self._check_validation_set(validation_fraction, X_val, y_val, qid_val)
         rng = check_random_state(random_state)
-        # (a given validation set: no query is held out, and none is drawn)
-        loss_seed, train, val = first_draws(
-            layout, validation_fraction if validation is None else None, rng)
-        if val is not None:
-            rows, val_layout = _query_rows(layout, val)
-            validation = (X[rows], y[rows], val_layout)
-        if validation is not None and not _has_signal(
-            scorer, validation[1], validation[2], "y_val" if X_val is not None else "y"
-        ):
-            warnings.warn(
-                f"Early stopping would monitor scoring={scorer!r} on "
-                f"{'X_val' if X_val is not None else 'the held-out queries'}, but it "
-                "scores the best and the worst ranking alike there (no query with "
-                "documents of different relevance, or a metric returning NaN), so it "
-                "could only stop at random. Fitting without early stopping: the "
-                "training loss decides when to stop"
-                + (", on all queries." if X_val is None else "."),
-                UserWarning,
-            )
-            validation, train = None, np.arange(layout.n_queries)
-        rows, train_layout = _query_rows(layout, train)
-        y_train = y if rows is None else y[rows]
-        train_weight = None
-        if weights is not None:
-            if not np.any(weights[train] > 0):
-                raise ValueError(
-                    "sample_weight is zero for every training query (the others are "
-                    "held out for early stopping): nothing would be learnt."
-                )
-            train_weight = np.asarray(sample_weight)
-            train_weight = train_weight if rows is None else train_weight[rows]
-        state = loss.prepare(y_train, train_layout, sample_weight=train_weight,
-                             random_state=loss_seed)
-        if solver.needs_train_metric:
-            # raises if the metric cannot score y; a training set without signal
-            # has already been warned about by _check_labels
-            _has_signal(scorer, y_train, train_layout, "y")
-
-        if warm:
-            network, start = restore_network(vars(self))
-            self._check_warm_network(network)
-            starts = [start]
-        else:
-            network = self._make_network(X.shape[1])
-            init_seeds = rng.randint(np.iinfo(np.int32).max, size=restarts.n_init)
-            starts = [network.init_params(np.random.RandomState(s)) for s in init_seeds]
+        loss_seed, train, validation = self._held_out(
+            data, validation_fraction, given, stopping.scorer, rng, given_name="X_val")
+        rows = self._prepared_rows(loss, data, train, loss_seed,
+                                   train_metric=solver.needs_train_metric,
+                                   scorer=stopping.scorer)
+        network, starts = self._initial_network(data.X.shape[1], warm, restarts.n_init, rng)
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
-        # with query weights, the effective number of queries (integer weights
-        # act as repeated queries)
-        n_effective = train_layout.n_queries if weights is None else _total(weights[train])
-        alpha = self._penalty_strength(n_effective)
-        objective = make_objective(network, loss, state, y_train, X, rows, alpha)
+        alpha = self._penalty_strength(rows.n_effective)
+        objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
         stopping = replace(stopping, validation=validation,
                            train_metric=solver.needs_train_metric)
         if solver.full_batch:
             objective.gather()  # see Objective.gather
+        with self._fit_errors(data, alpha, X_val is not None):
+            network, params, kept, averaged = self._train(
+                objective, solver, stopping, restarts, starts, run_seeds)
+        for name in _STREAM_ATTRIBUTES:  # a new fit: partial_fit starts afresh after it
+            self.__dict__.pop(name, None)
+        self._store_fit(network, params, n_iter=kept[0].n_iter,
+                        loss_curve=kept[0].loss_curve, n_fit_queries=data.layout.n_queries,
+                        loss_seed=loss_seed,
+                        t=None if solver.full_batch else
+                        kept[0].n_iter * rows.state.layout.n_queries)
+        self.validation_scores_ = kept[0].validation_scores
+        if validation is None:
+            self.best_validation_score_ = None
+        elif averaged:
+            X_v, y_v, layout_v = validation
+            self.best_validation_score_ = stopping.scorer.score_predictions(
+                y_v, network.forward(params, X_v, layout_v)[0], qid=layout_v.qid
+            )
+        else:
+            self.best_validation_score_ = kept[0].best_validation_score
+        if not all(r.converged for r in kept):
+            warnings.warn(
+                f"{type(self).__name__}: maximum iterations ({solver.max_iter}) reached "
+                "and the optimization has not converged yet.",
+                ConvergenceWarning,
+            )
+        return self
+
+    # The stages of a fit
+
+    def _training_set(self, X, y, qid, sample_weight, *, reset, method="fit"):
+        """Stage 1: ``X``, ``y``, ``qid`` and ``sample_weight`` validated, as a :class:`TrainingSet`.
+
+        ``reset`` records the number and names of the features (a new
+        model); otherwise ``X`` must have those of the fitted one. Labels
+        that do not suit the loss raise or warn (:meth:`_check_labels`).
+        """
+        if y is not None:  # (None: scikit-learn's own message)
+            check_numeric(y, "y")
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=reset
+        )
+        layout = QueryLayout(implicit_query(qid, X.shape[0], f"{type(self).__name__}.{method}",
+                                            routing_hint=True))
+        weights = None if sample_weight is None else query_weights(sample_weight, layout)
+        self._check_labels(y, layout)
+        return TrainingSet(X, y, layout, sample_weight, weights)
+
+    def _held_out(self, data, validation_fraction, given, scorer, rng, *, given_name):
+        """Stage 2: the loss's seed, the training queries and the validation set.
+
+        Draws from ``rng`` the loss's seed, then (without a ``given``
+        validation set and with a ``validation_fraction``) the queries held
+        out for early stopping (:func:`first_draws`). Returns ``(seed,
+        train, validation)``: ``train`` the training query numbers,
+        ``validation`` ``(X, y, layout)`` of the queries that early stopping
+        monitors, or None. A validation set on which ``scorer`` cannot tell
+        a good ranking from a bad one warns and is dropped (its queries, if
+        held out of ``data``, are then trained on).
+        """
+        seed, train, val = first_draws(
+            data.layout, validation_fraction if given is None else None, rng)
+        validation = given
+        if val is not None:
+            rows, val_layout = _query_rows(data.layout, val)
+            validation = (data.X[rows], data.y[rows], val_layout)
+        if validation is not None and not _has_signal(
+            scorer, validation[1], validation[2], "y_val" if given is not None else "y"
+        ):
+            where = given_name if given is not None else "the held-out queries"
+            warnings.warn(
+                f"Early stopping would monitor scoring={scorer!r} on {where}, but it "
+                "scores the best and the worst ranking alike there (no query with "
+                "documents of different relevance, or a metric returning NaN), so it "
+                "could only stop at random. Fitting without early stopping: the "
+                "training loss decides when to stop"
+                + (", on all queries." if given is None else "."),
+                UserWarning,
+            )
+            validation, train = None, np.arange(data.layout.n_queries)
+        return seed, train, validation
+
+    def _prepared_rows(self, loss, data, train, seed, *, train_metric=False, scorer=None,
+                       weight_scale=None):
+        """Stage 3: the training rows of the queries ``train`` and the loss prepared on them.
+
+        Returns :class:`PreparedRows`. The loss draws its samples (if any)
+        from ``seed``, per query id, so the same query gets the same samples
+        in every fit and every call of :meth:`partial_fit`. With
+        ``train_metric`` the ``scorer`` must be able to score the training
+        labels. ``weight_scale`` (:meth:`partial_fit`): the query weights are
+        divided by it instead of being scaled to mean 1 over these queries.
+        """
+        rows, train_layout = _query_rows(data.layout, train)
+        y_train = data.y if rows is None else data.y[rows]
+        train_weight = None
+        n_effective = train_layout.n_queries
+        if data.weights is not None:
+            if not np.any(data.weights[train] > 0):
+                raise ValueError(
+                    "sample_weight is zero for every training query (the others are "
+                    "held out for early stopping): nothing would be learnt."
+                )
+            train_weight = np.asarray(data.sample_weight)
+            train_weight = train_weight if rows is None else train_weight[rows]
+            # integer weights act as repeated queries
+            n_effective = _total(data.weights[train])
+        state = loss.prepare(y_train, train_layout, sample_weight=train_weight,
+                             random_state=seed)
+        if weight_scale is not None and (data.weights is not None or weight_scale != 1.0):
+            weights = (np.ones(train_layout.n_queries) if data.weights is None
+                       else data.weights[train])
+            state.per_query[QUERY_WEIGHT] = _scaled(weights, weight_scale)
+        if train_metric:
+            # raises if the metric cannot score y; a training set without signal
+            # has already been warned about by _check_labels
+            _has_signal(scorer, y_train, train_layout, "y")
+        return PreparedRows(rows, y_train, state, n_effective)
+
+    def _initial_network(self, n_features, warm, n_init, rng):
+        """Stage 4: the network and the initial parameters of each run.
+
+        With ``warm``, the fitted network (one run from its parameters);
+        otherwise a new one from ``_make_network`` and ``n_init``
+        initialisations drawn from ``rng``.
+        """
+        if warm:
+            network, start = restore_network(vars(self))
+            self._check_warm_network(network)
+            return network, [start]
+        network = self._make_network(n_features)
+        init_seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
+        return network, [network.init_params(np.random.RandomState(s)) for s in init_seeds]
+
+    @staticmethod
+    def _train(objective, solver, stopping, restarts, starts, run_seeds):
+        """Stage 5: the runs from ``starts``, combined as ``restarts`` says.
+
+        Returns ``(network, params, kept, averaged)``: the network and
+        parameters kept, the runs whose history the fit reports (the best
+        run; all of them when ``averaged``, the runs' scores averaged into
+        one wider network).
+        """
+        runs = fit_runs(objective, solver, stopping, starts, run_seeds, n_jobs=restarts.n_jobs)
+        best = best_run(objective, runs)
+        if restarts.combine == "average" and len(runs) > 1:
+            network, params = average_runs(objective, runs)
+            check_finite(params, "averaged weights")
+            return network, params, [best] + [r for r in runs if r is not best], True
+        return objective.network, best.params, [best], False
+
+    @contextmanager
+    def _fit_errors(self, data, alpha, given_validation):
+        """The core's errors of a fit, told in the ranker's terms (its settings, ``X_val``)."""
         try:
-            runs = fit_runs(objective, solver, stopping, starts, run_seeds,
-                            n_jobs=restarts.n_jobs)
-            best = best_run(objective, runs)
-            averaged = restarts.combine == "average" and len(runs) > 1
-            if averaged:
-                network, params = average_runs(objective, runs)
-                check_finite(params, "averaged weights")
-            else:
-                params = best.params
+            yield
         except DivergenceError as exc:
             raise DivergenceError(
-                f"{type(self).__name__}: {exc} {self._divergence_advice(X, alpha, weights)}"
+                f"{type(self).__name__}: {exc} "
+                f"{self._divergence_advice(data.X, alpha, data.weights)}"
             ) from None
         except UnscorableValidationError as exc:
-            if X_val is None:
+            if not given_validation:
                 raise ValueError(
                     f"{exc} They are held-out queries of X (early_stopping=True): "
                     "scale X, e.g. with StandardScaler."
@@ -208,32 +345,29 @@ class BaseRanker(BaseEstimator):
                 "are finite: X_val holds values the model cannot score (its largest "
                 f"absolute value is {exc.largest:.3g}). Scale X_val as the training X."
             ) from None
-        for name in FITTED_ATTRIBUTES:
+
+    def _store_fit(self, network, params, *, n_iter, loss_curve, n_fit_queries, loss_seed,
+                   t=None):
+        """Stage 6: the fitted attributes of ``network``'s ``params`` and the fit's history.
+
+        ``n_fit_queries`` is the number of queries the model was fitted on
+        (a network that scores a query's documents jointly must not be given
+        the rows of several queries as one: predict warns then);
+        ``loss_seed`` the seed of the loss's samples, which
+        :meth:`partial_fit` continues with; ``t`` the number of training
+        queries the stochastic solver stepped over (``t_``), None for a
+        full-batch solver.
+        """
+        for name in FITTED_ATTRIBUTES + ("t_",):
             self.__dict__.pop(name, None)
         for name, value in network.export(params).items():
             setattr(self, name, value)
-        self.n_iter_ = best.n_iter
-        # a network scoring a query's documents jointly must not be given the
-        # rows of several queries as one (predict warns then)
-        self._n_fit_queries = layout.n_queries
-        self.loss_curve_ = best.loss_curve
-        self.validation_scores_ = best.validation_scores
-        if validation is None:
-            self.best_validation_score_ = None
-        elif averaged:
-            X_v, y_v, layout_v = validation
-            self.best_validation_score_ = scorer.score_predictions(
-                y_v, network.forward(params, X_v, layout_v)[0], qid=layout_v.qid
-            )
-        else:
-            self.best_validation_score_ = best.best_validation_score
-        if not all(r.converged for r in (runs if averaged else [best])):
-            warnings.warn(
-                f"{type(self).__name__}: maximum iterations ({solver.max_iter}) reached "
-                "and the optimization has not converged yet.",
-                ConvergenceWarning,
-            )
-        return self
+        self.n_iter_ = n_iter
+        self.loss_curve_ = loss_curve
+        self._n_fit_queries = n_fit_queries
+        self._loss_seed = loss_seed
+        if t is not None:
+            self.t_ = t
 
     def _divergence_advice(self, X, alpha, weights):
         """What to tell of a diverged fit: the likely causes among its settings.
@@ -426,6 +560,10 @@ class BaseRanker(BaseEstimator):
         return tags
 
 
+#: What :meth:`NeuralRanker.partial_fit` keeps between calls: the solver's
+#: state, the last query of the previous call, the unit of the query weights.
+_STREAM_ATTRIBUTES = ("_solver_memory", "_last_query", "_weight_scale")
+
 #: A penalty strength or a largest |X| from which a diverged fit blames it.
 EXTREME = 1e8
 
@@ -440,6 +578,62 @@ def _total(weights):
     """The sum of non-negative weights, ``inf`` beyond the largest float (no warning)."""
     top = float(weights.max())
     return top * float((weights / top).sum())
+
+
+def _mean_weight(weights):
+    """The mean of non-negative query weights, without overflow (None: 1, unweighted)."""
+    if weights is None:
+        return 1.0
+    top = float(weights.max())
+    return top * float((weights / top).mean())
+
+
+def _scaled(weights, scale):
+    """Query weights divided by ``scale``: the relative weights of :meth:`partial_fit`."""
+    with np.errstate(over="ignore"):
+        scaled = weights / scale
+    if not np.isfinite(scaled).all():
+        raise ValueError(
+            f"sample_weight: query weights up to {float(weights.max()):.3g} are beyond the "
+            f"largest float times the mean query weight of the first partial_fit call "
+            f"({scale:.3g}); partial_fit weighs the queries of every call relative to it."
+        )
+    return scaled
+
+
+def _first_appearance(layout):
+    """Query numbers of ``layout`` in the order of their first row."""
+    if layout.order is None:  # rows grouped in sorted query order
+        return np.arange(layout.n_queries)
+    first = np.empty(layout.n_queries, dtype=np.intp)
+    # order[offsets[q]] is the first row of query q (a stable sort keeps row order)
+    first[:] = layout.order[layout.offsets[:-1]]
+    return np.argsort(first, kind="stable")
+
+
+def _last_line(layout, query):
+    """The last row of query number ``query`` (0-based, in the order of the rows)."""
+    end = layout.offsets[query + 1] - 1
+    return int(end if layout.order is None else layout.order[layout.offsets[query]:
+                                                              layout.offsets[query + 1]].max())
+
+
+def _check_continues(ranker, layout, order):
+    """Raise if a :meth:`partial_fit` call holds the previous call's last query."""
+    last = getattr(ranker, "_last_query", None)
+    if last is None:
+        return
+    qid, line = last
+    found = np.flatnonzero(layout.unique_qid == qid)
+    if found.size:
+        rows = layout.offsets[found[0]]
+        first_row = int(rows if layout.order is None else layout.order[rows])
+        raise ValueError(
+            f"qid={qid!r} continues a query of the previous partial_fit call (its last "
+            f"row there was row {line}; here it starts at row {first_row}): a query must "
+            "be whole in one call, or its list is trained on in two halves. Pass each "
+            "query's rows in one call."
+        )
 
 
 def _named(name, check, *args, **kwargs):
@@ -590,6 +784,143 @@ class NeuralRanker(BaseRanker):
                 random_state=self.random_state,
                 warm_start=self.warm_start,
             )
+
+    def _partial_fit_refusal(self):
+        """Why this ranker has no :meth:`partial_fit` (None: it has one)."""
+        if self.solver == "lbfgs":
+            return (f"partial_fit is only available for the stochastic solvers ('adam', "
+                    f"'sgd'): solver={self.solver!r} minimises the full objective.")
+        return None
+
+    def _has_partial_fit(self):
+        refusal = self._partial_fit_refusal()
+        if refusal is not None:
+            raise AttributeError(f"{type(self).__name__}: {refusal}")
+        return True
+
+    @available_if(_has_partial_fit)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, *, qid=None, sample_weight=None):
+        """One pass of the solver over some whole queries, continuing the model.
+
+        The first call builds the network (as ``fit`` would, from
+        ``random_state``); each call then takes one step per mini-batch of
+        ``batch_size`` queries, the queries taken in the order in which they
+        first appear in ``X``, and the solver's state (Adam's moments and
+        step count, SGD's velocity) carries over to the next call. For data
+        larger than memory: feed it query chunk by query chunk.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature rows of whole queries. float32 is kept. After the first
+            call, ``X`` must have the fitted number of features.
+        y : array-like of shape (n_samples,)
+            Relevance labels (numbers; larger is more relevant).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. A query must be whole in one call: a call
+            holding the last query of the previous call raises (a query
+            split across two calls would train on two halves of its list).
+            None means all rows belong to one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, the same for all rows of a query. They are taken
+            relative to the mean query weight of the first call (1 when the
+            first call had none), so that the weights of different calls
+            compare; None weighs every query of the call 1 in those units.
+
+        Returns
+        -------
+        self : object
+            The ranker, its network updated.
+
+        Raises
+        ------
+        AttributeError
+            With ``solver="lbfgs"``: L-BFGS minimises the full objective and
+            has no partial steps (``hasattr(ranker, "partial_fit")`` is
+            False then, as for scikit-learn's MLP).
+        ValueError
+            With ``learning_rate_decay < 1`` (a schedule over epochs, which
+            ``partial_fit`` does not see), a number of features other than
+            the fitted one, or a query whose rows continue those of the
+            previous call's last query.
+
+        Notes
+        -----
+        A call is one pass over its queries, so ``max_iter``, ``tol``,
+        ``n_iter_no_change``, ``early_stopping``, ``validation_fraction`` and
+        ``scoring`` do not apply (as in scikit-learn's ``MLPRegressor``), and
+        ``warm_start`` neither: ``partial_fit`` always continues the fitted
+        network, including one fitted by ``fit`` (with a fresh solver state).
+        It trains one network: ``n_init`` and ``restarts`` are ``fit``'s (the
+        first call starts from the first of ``fit``'s initialisations).
+        ``n_iter_`` counts the calls, ``loss_curve_`` holds the mean
+        training objective of each call's batches and ``t_`` counts the
+        queries stepped over.
+
+        The rank samples of a sampling loss (BoltzRank) depend only on a
+        query's id, its rows' order and the seed drawn from
+        ``random_state`` at the first call, so a query gets the same samples
+        whichever call holds it. Calls whose queries come in the order of
+        ``fit``'s mini-batches (``batch_size`` divides each call's number of
+        queries) therefore give the weights of ``fit`` with ``max_iter=1``
+        and ``early_stopping=False``, up to rounding.
+        """
+        with keep_fitted_state_on_error(self):
+            return self._partial_fit(X, y, qid, sample_weight)
+
+    def _partial_fit(self, X, y, qid, sample_weight):
+        if self.learning_rate_decay < 1.0:
+            raise ValueError(
+                f"learning_rate_decay={self.learning_rate_decay!r} decays the step size "
+                "after an epoch whose training metric did not improve; partial_fit sees "
+                "no epochs. Set learning_rate_decay=1.0 (or lower learning_rate_init)."
+            )
+        first = not self._is_fitted()
+        data = self._training_set(X, y, qid, sample_weight, reset=first,
+                                  method="partial_fit")
+        layout = data.layout
+        order = _first_appearance(layout)
+        if not first:
+            _check_continues(self, layout, order)
+        solver = self._make_solver()
+        loss = self._make_loss()
+        if first:
+            rng = check_random_state(self.random_state)
+            seed = first_draws(layout, None, rng)[0]
+            network, (params,) = self._initial_network(data.X.shape[1], False, 1, rng)
+            memory = solver.start(network.n_params)
+            self._weight_scale = _mean_weight(data.weights)
+            n_iter, loss_curve, t, n_queries = 0, [], 0, 0
+        else:
+            network, params = restore_network(vars(self))
+            seed = self._loss_seed
+            memory = getattr(self, "_solver_memory", None)
+            if memory is None:  # fitted by fit: a fresh solver state
+                memory = solver.start(network.n_params)
+            else:  # a call that fails leaves the model as it was
+                memory = copy.deepcopy(memory)
+            if not hasattr(self, "_weight_scale"):
+                self._weight_scale = 1.0
+            n_iter, loss_curve = self.n_iter_, list(self.loss_curve_)
+            t, n_queries = getattr(self, "t_", 0), self._n_fit_queries
+        rows = self._prepared_rows(loss, data, np.arange(layout.n_queries), seed,
+                                   weight_scale=self._weight_scale)
+        alpha = self._penalty_strength(rows.n_effective)
+        objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
+        with self._fit_errors(data, alpha, False):
+            total = solver.pass_over(objective, objective.ordered_batches(self.batch_size, order),
+                                     params, memory, self.learning_rate_init)
+        self._store_fit(network, params, n_iter=n_iter + 1,
+                        loss_curve=loss_curve + [total / layout.n_queries],
+                        n_fit_queries=n_queries + layout.n_queries, loss_seed=seed,
+                        t=t + layout.n_queries)
+        self.validation_scores_ = None
+        self.best_validation_score_ = None
+        self._solver_memory = memory
+        last = layout.unique_qid[order[-1]]
+        self._last_query = (getattr(last, "item", lambda: last)(), _last_line(layout, order[-1]))
+        return self
 
     def _make_solver(self):
         if self.solver == "lbfgs":

@@ -347,6 +347,10 @@ class LogRankRanker(NeuralRanker):
                 warm_start=self.warm_start,
             )
 
+    def _partial_fit_refusal(self):
+        return ("LogRank is fitted by L-BFGS on the full objective of all its training "
+                "queries, which has no partial steps: use fit.")
+
     def _check_labels(self, y, layout):
         check_relevance_threshold(self.relevance_threshold)
         resolve_sampler(self.sampler, self.objective, parse_gain(self.metric)[0])
