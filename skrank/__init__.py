@@ -32,6 +32,7 @@ from . import (
     model_selection,
     preprocessing,
     rankers,
+    stream,
     utils,
 )
 from .datasets import (
@@ -88,6 +89,7 @@ __all__ = [
     "preprocessing",
     "rank_within_queries",
     "rankers",
+    "stream",
     "top_k",
     "utils",
 ]

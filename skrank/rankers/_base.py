@@ -867,9 +867,16 @@ class NeuralRanker(BaseRanker):
         and ``early_stopping=False``, up to rounding.
         """
         with keep_fitted_state_on_error(self):
-            return self._partial_fit(X, y, qid, sample_weight)
+            self._partial_fit(X, y, qid, sample_weight)
+        return self
 
-    def _partial_fit(self, X, y, qid, sample_weight):
+    def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True):
+        """:meth:`partial_fit`; returns the number of queries stepped over.
+
+        ``check_split=False`` for a source that checks itself that its
+        queries are whole (in a stream of epochs, an epoch's first query may
+        be the previous epoch's last).
+        """
         if self.learning_rate_decay < 1.0:
             raise ValueError(
                 f"learning_rate_decay={self.learning_rate_decay!r} decays the step size "
@@ -881,7 +888,7 @@ class NeuralRanker(BaseRanker):
                                   method="partial_fit")
         layout = data.layout
         order = _first_appearance(layout)
-        if not first:
+        if not first and check_split:
             _check_continues(self, layout, order)
         solver = self._make_solver()
         loss = self._make_loss()
@@ -920,7 +927,7 @@ class NeuralRanker(BaseRanker):
         self._solver_memory = memory
         last = layout.unique_qid[order[-1]]
         self._last_query = (getattr(last, "item", lambda: last)(), _last_line(layout, order[-1]))
-        return self
+        return layout.n_queries
 
     def _make_solver(self):
         if self.solver == "lbfgs":

@@ -1,0 +1,208 @@
+"""Fits over data larger than memory: epochs of ``partial_fit`` over a source of whole queries."""
+
+import sys
+import time
+import types
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+
+from .._core._build import FITTED_ATTRIBUTES, restore_network
+from .._core._fit import StoppingRule
+from ..rankers._base import _STREAM_ATTRIBUTES, _has_signal, _validation_scorer
+from ..utils._query_layout import QueryLayout
+from ._sources import query_chunks
+
+__all__ = ["fit_stream"]
+
+
+def _stack(arrays):
+    """Rows of several chunks as one array (CSR when one of them is sparse)."""
+    if any(sp.issparse(a) for a in arrays):
+        return sp.vstack([sp.csr_matrix(a) for a in arrays], format="csr")
+    return np.concatenate([np.asarray(a) for a in arrays])
+
+
+def _shuffled(chunks, buffer_chunks, rng):
+    """The chunks' queries in a random order within each buffer of ``buffer_chunks`` chunks.
+
+    Each buffer becomes one ``(X, y, qid)`` whose rows are grouped by
+    query, the queries in a random order (drawn from ``rng``); memory: the
+    buffer and its shuffled copy.
+    """
+    buffer = []
+
+    def flush():
+        X, y, qid = (_stack([c[i] for c in buffer]) for i in range(3))
+        layout = QueryLayout(qid)
+        positions, _ = layout.query_positions(rng.permutation(layout.n_queries))
+        rows = positions if layout.order is None else layout.order[positions]
+        buffer.clear()
+        return X[rows], y[rows], qid[rows]
+
+    for chunk in chunks:
+        buffer.append(chunk)
+        if len(buffer) == buffer_chunks:
+            yield flush()
+    if buffer:
+        yield flush()
+
+
+def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=True,
+               buffer_chunks=4, chunk_rows=None, label=None, qid=None, n_features=None,
+               dtype=None, zero_based=False):
+    """Fit ``ranker`` for several epochs over a source of whole queries larger than memory.
+
+    Each epoch reads the source once, chunk by chunk (see
+    :func:`query_chunks`), and takes ``partial_fit`` steps on it: only a few
+    chunks are in memory at a time. The ranker's own parameters rule the
+    fit as they rule ``fit``: ``max_iter`` epochs at most, ``batch_size``,
+    the solver and its step size, ``tol`` and ``n_iter_no_change`` for
+    stopping, ``scoring`` on the validation set, ``random_state`` and
+    ``verbose``. Afterwards the ranker is an ordinary fitted ranker.
+
+    Parameters
+    ----------
+    ranker : ListNetRanker, SoftRankRanker or BoltzRankRanker
+        A ranker with ``partial_fit`` (a stochastic ``solver``). Fitted anew
+        unless its ``warm_start`` is True.
+    source : path, tuple, list of tuples, dask collection or QueryChunks
+        The training rows (see :func:`query_chunks`): a LETOR file, arrays
+        or memory-mapped arrays, dask arrays or a dask DataFrame.
+    X_val, y_val, qid_val : array-like, default=None
+        An in-memory validation set for early stopping (needs the ranker's
+        ``early_stopping=True``): after every epoch ``scoring`` is computed
+        on it, the fit stops after ``n_iter_no_change`` epochs without an
+        improvement of more than ``tol``, and the weights of the best epoch
+        are kept. Without it the mean training loss of an epoch decides,
+        and the last weights are kept.
+    shuffle : bool, default=True
+        Shuffle the order of the queries in every epoch within a buffer of
+        ``buffer_chunks`` chunks, drawn from the ranker's ``random_state``.
+        False takes them in the order of the source: then an epoch steps
+        as ``partial_fit`` called on each chunk in turn.
+    buffer_chunks : int, default=4
+        Chunks held at once for shuffling (the resident memory is about twice
+        that many chunks).
+    chunk_rows : int, default=None
+        Rows per chunk of a file or arrays (:func:`query_chunks`'s default
+        when None).
+    label, qid, n_features, dtype, zero_based
+        As :func:`query_chunks` takes them, for a dask DataFrame or a file.
+
+    Returns
+    -------
+    ranker : object
+        The fitted ranker. ``n_iter_`` is the number of epochs,
+        ``loss_curve_`` the mean training loss of each epoch, ``t_`` the
+        number of queries stepped over, ``validation_scores_`` and
+        ``best_validation_score_`` those of the validation set (None
+        without one).
+
+    Raises
+    ------
+    ValueError
+        If a query's rows are not contiguous in the source (a query split
+        across two chunks, partitions or arrays included), naming it; or for
+        what ``partial_fit`` refuses.
+    TypeError
+        If ``ranker`` has no ``partial_fit`` (L-BFGS, LogRank).
+
+    Warns
+    -----
+    ConvergenceWarning
+        If ``max_iter`` epochs ran without the stopping rule ending the fit.
+
+    Notes
+    -----
+    With ``shuffle=False`` and chunks whose queries come in the order of
+    ``fit``'s mini-batches, an epoch gives ``fit``'s weights (one epoch,
+    ``early_stopping=False``), up to rounding; a sampling loss (BoltzRank)
+    draws the same rank samples, which depend only on a query's id, its
+    rows' order and the seed. The validation set is scored with
+    ``scoring`` as in ``fit``; a stream has no held-out queries of its own,
+    so ``validation_fraction`` is not used.
+    """
+    if not hasattr(ranker, "partial_fit"):
+        raise TypeError(
+            f"fit_stream steps with partial_fit, which {type(ranker).__name__} has not "
+            "(L-BFGS minimises the full objective): use solver='adam' or 'sgd'."
+        )
+    if not isinstance(buffer_chunks, (int, np.integer)) or isinstance(buffer_chunks, bool) or (
+            buffer_chunks < 1):
+        raise ValueError(f"buffer_chunks must be a positive integer; got {buffer_chunks!r}.")
+    chunks = query_chunks(source, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}),
+                          label=label, qid=qid, n_features=n_features, dtype=dtype,
+                          zero_based=zero_based)
+    ranker._validate_params()
+    if not ranker.warm_start:
+        for name in FITTED_ATTRIBUTES + _STREAM_ATTRIBUTES + ("t_",):
+            ranker.__dict__.pop(name, None)
+    rng = check_random_state(ranker.random_state)
+    rule = StoppingRule(tol=ranker.tol, n_iter_no_change=ranker.n_iter_no_change,
+                        scorer=_validation_scorer(ranker.scoring))
+    wants_validation = not (X_val is None and y_val is None and qid_val is None)
+    monitor, curve, stopped = None, [], False
+    for epoch in range(1, ranker.max_iter + 1):
+        start = time.perf_counter()
+        total, n_queries, n_rows = 0.0, 0, 0
+        parts = _shuffled(chunks, buffer_chunks, rng) if shuffle else iter(chunks)
+        for X, y, q in parts:
+            queries = ranker._partial_fit(X, y, q, None, check_split=False)
+            total += ranker.loss_curve_[-1] * queries
+            n_queries += queries
+            n_rows += np.shape(X)[0]
+        if n_queries == 0:
+            raise ValueError(f"The source {chunks!r} holds no rows.")
+        if monitor is None:
+            validation = None
+            if wants_validation:
+                fraction = ranker.validation_fraction if ranker.early_stopping else None
+                validation = ranker._check_validation_set(fraction, X_val, y_val, qid_val)
+                if not _has_signal(rule.scorer, validation[1], validation[2], "y_val"):
+                    warnings.warn(
+                        f"Early stopping would monitor scoring={rule.scorer!r} on X_val, "
+                        "but it scores the best and the worst ranking alike there, so it "
+                        "could only stop at random. Fitting without early stopping: the "
+                        "training loss decides when to stop.",
+                        UserWarning,
+                    )
+                    validation = None
+            network = restore_network(vars(ranker))[0]
+            monitor = replace(rule, validation=validation).monitor(
+                types.SimpleNamespace(network=network), "Stream")
+        params = restore_network(vars(ranker))[1]
+        loss = total / n_queries
+        curve.append((loss, n_queries))
+        stop = monitor.update(params, loss)
+        if ranker.verbose:
+            line = (f"Epoch {epoch}: {n_rows} rows, {n_queries} queries, loss = {loss:.6f}")
+            if monitor.validation_scores:
+                line += (f", validation {rule.scorer.name} = "
+                         f"{monitor.validation_scores[-1]:.4f}")
+            print(f"{line}, {time.perf_counter() - start:.2f} s", file=sys.stdout, flush=True)
+        if stop:
+            stopped = True
+            break
+    network, params = restore_network(vars(ranker))
+    if monitor.best_params is not None:
+        params = monitor.best_params
+    ranker._store_fit(network, params, n_iter=len(curve),
+                      loss_curve=[loss for loss, _ in curve], n_fit_queries=curve[0][1],
+                      loss_seed=ranker._loss_seed, t=ranker.t_)
+    ranker.__dict__.pop("_last_query", None)  # the next partial_fit may start anywhere
+    validated = monitor.rule.validation is not None
+    ranker.validation_scores_ = monitor.validation_scores if validated else None
+    ranker.best_validation_score_ = monitor.best_score if validated else None
+    if not stopped:
+        warnings.warn(
+            f"{type(ranker).__name__}: maximum iterations ({ranker.max_iter}) reached "
+            "and the optimization has not converged yet.",
+            ConvergenceWarning,
+        )
+    return ranker
+

@@ -1,0 +1,311 @@
+"""Streams of whole queries: sources, fit_stream, predict_stream and score_stream."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import ConvergenceWarning
+
+from skrank import (
+    BoltzRankRanker,
+    ListNetRanker,
+    LogRankRanker,
+    SoftRankRanker,
+    get_ranking_scorer,
+    make_ranking,
+    make_ranking_scorer,
+)
+from skrank._core._build import restore_network
+from skrank.stream import fit_stream, predict_stream, query_chunks, score_stream
+
+
+@pytest.fixture(scope="module")
+def data():
+    """80 queries of 10 documents (the first 60 for training, the last 20 for validation)."""
+    return make_ranking(n_queries=80, n_docs=10, n_features=5, noise=0.5, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def train(data):
+    X, y, qid = data
+    return X[:600], y[:600], qid[:600]
+
+
+@pytest.fixture(scope="module")
+def validation(data):
+    X, y, qid = data
+    return X[600:], y[600:], qid[600:]
+
+
+def _params(ranker):
+    return restore_network(vars(ranker))[1]
+
+
+def _quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return function(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------
+# Sources
+def test_array_chunks_hold_whole_queries(train):
+    X, y, qid = train
+    chunks = list(query_chunks((X, y, qid), chunk_rows=35))
+    # 35 rows hold 3 queries of 10: chunks end at a query's end, and cover the data
+    assert [len(c[2]) for c in chunks] == [30] * 20
+    assert_array_equal(np.concatenate([c[0] for c in chunks]), X)
+    assert_array_equal(np.concatenate([c[2] for c in chunks]), qid)
+    # a query larger than chunk_rows is a chunk of its own
+    assert [len(c[2]) for c in query_chunks((X, y, qid), chunk_rows=4)] == [10] * 60
+
+
+def test_memory_mapped_chunks_are_slices_of_the_map(train, tmp_path):
+    X, y, qid = train
+    np.save(tmp_path / "X.npy", X.astype(np.float32))
+    X_map = np.load(tmp_path / "X.npy", mmap_mode="r")
+    for X_chunk, _, _ in query_chunks((X_map, y, qid), chunk_rows=100):
+        # a view of the map (read when used), not a copy of it
+        assert isinstance(X_chunk, np.memmap) and np.shares_memory(X_chunk, X_map)
+
+
+def test_a_query_split_between_arrays_raises(train):
+    X, y, qid = train
+    parts = [(X[:95], y[:95], qid[:95]), (X[95:], y[95:], qid[95:])]
+    with pytest.raises(ValueError, match=rf"qid={qid[95]} is split across two chunks: its rows "
+                                         r"run to row 94 of array 0 and go on at row 0 of "
+                                         r"array 1\."):
+        list(query_chunks(parts))
+
+
+def test_a_query_whose_rows_are_apart_raises(train):
+    X, y, qid = train
+    qid = qid.copy()
+    qid[15] = qid[0]  # a row of query 0 inside query 1
+    with pytest.raises(ValueError, match=rf"qid={qid[0]} is not contiguous: its rows stop at "
+                                         r"row 9 and start again at row 15\."):
+        list(query_chunks((X, y, qid)))
+    # also when the rows are in two chunks
+    with pytest.raises(ValueError, match=rf"qid={qid[0]} is not contiguous: its rows stop at "
+                                         r"row 9 and start again at row 15\."):
+        list(query_chunks((X, y, qid), chunk_rows=10))
+
+
+@pytest.mark.parametrize("source, match", [
+    ("nothing", r"A LETOR file|LETOR"),
+    (42, r"source must be a path of a LETOR file, a tuple \(X, y, qid\)"),
+    ((np.zeros((2, 2)), np.zeros(2)), r"source\[0\] must be a tuple \(X, y, qid\); got a "
+                                      r"tuple of 2 items"),
+])
+def test_bad_sources_raise(source, match):
+    with pytest.raises((TypeError, ValueError, FileNotFoundError), match=match):
+        list(query_chunks(source))
+
+
+@pytest.mark.parametrize("chunk_rows", [0, -1, 2.5, True])
+def test_bad_chunk_rows_raise(train, chunk_rows):
+    with pytest.raises(ValueError, match=rf"chunk_rows must be a positive integer; got "
+                                         rf"{chunk_rows!r}"):
+        query_chunks(train, chunk_rows=chunk_rows)
+
+
+# ----------------------------------------------------------------------
+# fit_stream
+STOCHASTIC = [ListNetRanker, SoftRankRanker, BoltzRankRanker]
+
+
+def _ranker(cls, **params):
+    return cls(**{"random_state": 0, "n_init": 1, "batch_size": 5, **params})
+
+
+@pytest.mark.parametrize("cls", STOCHASTIC, ids=lambda c: c.__name__)
+def test_an_epoch_in_source_order_is_partial_fit_on_each_chunk(cls, train):
+    X, y, qid = train
+    streamed = _quiet(fit_stream, _ranker(cls, max_iter=1), (X, y, qid), shuffle=False,
+                      chunk_rows=100)
+    stepped = _ranker(cls)
+    for lo in range(0, 600, 100):
+        stepped.partial_fit(X[lo:lo + 100], y[lo:lo + 100], qid=qid[lo:lo + 100])
+    assert_array_equal(_params(streamed), _params(stepped))
+    assert streamed.n_iter_ == 1 and streamed.t_ == 60 and len(streamed.loss_curve_) == 1
+    # the epoch's loss is the mean of its batches' losses over its queries
+    assert_allclose(streamed.loss_curve_[0], np.mean(stepped.loss_curve_), rtol=1e-12)
+
+
+def test_epochs_continue_the_solver_state(train):
+    X, y, qid = train
+    two = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2, early_stopping=False),
+                 (X, y, qid), shuffle=False)
+    stepped = _ranker(ListNetRanker).partial_fit(X, y, qid=qid)
+    # an epoch may open with the query the previous one ended with
+    stepped._partial_fit(X, y, qid, None, check_split=False)
+    assert_array_equal(_params(two), _params(stepped))
+    assert two.n_iter_ == 2 and two.t_ == 120
+
+
+def test_shuffling_is_seeded_by_random_state(train):
+    X, y, qid = train
+    fits = [_quiet(fit_stream, _ranker(ListNetRanker, max_iter=2, random_state=seed),
+                   (X, y, qid), chunk_rows=100, buffer_chunks=3) for seed in (0, 0, 1)]
+    assert_array_equal(_params(fits[0]), _params(fits[1]))
+    unshuffled = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), (X, y, qid),
+                        chunk_rows=100, shuffle=False)
+    assert np.abs(_params(fits[0]) - _params(unshuffled)).max() > 1e-6
+
+
+def test_early_stopping_keeps_the_best_epoch(train, validation):
+    X, y, qid = train
+    X_val, y_val, qid_val = validation
+    ranker = _ranker(ListNetRanker, max_iter=60, n_iter_no_change=3, learning_rate_init=0.05,
+                     tol=0.0)
+    _quiet(fit_stream, ranker, (X, y, qid), X_val=X_val, y_val=y_val, qid_val=qid_val,
+           chunk_rows=100)
+    scores = ranker.validation_scores_
+    assert len(scores) == ranker.n_iter_ == len(ranker.loss_curve_)
+    best = int(np.argmax(scores))
+    assert ranker.n_iter_ < 60 and ranker.n_iter_ == best + 1 + 3  # patience ran out
+    assert ranker.best_validation_score_ == scores[best]
+    # the kept weights are the best epoch's: they score it again
+    assert ranker.score(X_val, y_val, qid=qid_val) == pytest.approx(scores[best], abs=1e-12)
+
+
+def test_verbose_prints_each_epoch(train, validation, capsys):
+    X, y, qid = train
+    X_val, y_val, qid_val = validation
+    _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2, verbose=1), (X, y, qid),
+           X_val=X_val, y_val=y_val, qid_val=qid_val)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("Epoch 1: 600 rows, 60 queries, loss = ")
+    assert ", validation ndcg@10 = " in lines[0] and lines[0].endswith(" s")
+
+
+def test_max_iter_reached_warns(train):
+    with pytest.warns(ConvergenceWarning, match=r"maximum iterations \(2\) reached"):
+        fit_stream(_ranker(ListNetRanker, max_iter=2), train)
+
+
+def test_a_streamed_ranker_is_an_ordinary_fitted_ranker(train, tmp_path):
+    import pickle
+
+    X, y, qid = train
+    ranker = _quiet(fit_stream, _ranker(BoltzRankRanker, max_iter=2), (X, y, qid))
+    again = pickle.loads(pickle.dumps(ranker))
+    assert_array_equal(again.predict(X), ranker.predict(X))
+    # refitting in memory forgets the stream
+    _quiet(again.fit, X, y, qid=qid)
+    assert again.n_iter_ >= 1 and not hasattr(again, "_solver_memory")
+
+
+@pytest.mark.parametrize("ranker, match", [
+    (ListNetRanker(solver="lbfgs"), r"fit_stream steps with partial_fit, which ListNetRanker "
+                                    r"has not"),
+    (LogRankRanker(), r"fit_stream steps with partial_fit, which LogRankRanker has not"),
+])
+def test_full_batch_rankers_cannot_stream(train, ranker, match):
+    with pytest.raises(TypeError, match=match):
+        fit_stream(ranker, train)
+
+
+def test_validation_without_early_stopping_raises(train, validation):
+    with pytest.raises(ValueError, match=r"X_val/y_val are used for early stopping only"):
+        fit_stream(_ranker(ListNetRanker, early_stopping=False), train, X_val=validation[0],
+                   y_val=validation[1], qid_val=validation[2])
+
+
+def test_a_split_query_stops_the_fit(train):
+    X, y, qid = train
+    parts = [(X[:95], y[:95], qid[:95]), (X[95:], y[95:], qid[95:])]
+    with pytest.raises(ValueError, match=rf"qid={qid[95]} is split across two chunks"):
+        fit_stream(_ranker(ListNetRanker), parts)
+
+
+def test_float32_memory_map_trains_in_float32(train, tmp_path):
+    X, y, qid = train
+    np.save(tmp_path / "X.npy", X.astype(np.float32))
+    X_map = np.load(tmp_path / "X.npy", mmap_mode="r")
+    from_map = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), (X_map, y, qid),
+                      shuffle=False)
+    in_memory = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2),
+                       (X.astype(np.float32), y, qid), shuffle=False)
+    assert_array_equal(_params(from_map), _params(in_memory))
+    assert from_map.predict(X_map[:10]).dtype == np.float32
+
+
+# ----------------------------------------------------------------------
+# predict_stream and score_stream
+@pytest.fixture(scope="module")
+def fitted(train):
+    return _quiet(_ranker(ListNetRanker, max_iter=5).fit, *train[:2], qid=train[2])
+
+
+def test_predict_stream_scores_chunk_by_chunk(fitted, data):
+    X, y, qid = data
+    parts = list(predict_stream(fitted, (X, y, qid), chunk_rows=70))
+    assert len(parts) == 12
+    assert_array_equal(np.concatenate([s for s, _, _ in parts]), fitted.predict(X))
+    assert_array_equal(np.concatenate([q for _, _, q in parts]), qid)
+
+
+@pytest.mark.parametrize("scoring", [
+    "ndcg@10", "map", "ndcg@3",
+    make_ranking_scorer("ndcg", k=5, no_relevant="skip"),
+])
+def test_score_stream_is_the_in_memory_metric(fitted, data, scoring):
+    X, y, qid = data
+    y = y.copy()
+    y[qid == qid[0]] = 0  # a query without a relevant document (skipped or 0)
+    shuffled = np.random.RandomState(0).permutation(np.unique(qid))
+    order = np.concatenate([np.flatnonzero(qid == q) for q in shuffled])
+    scorer = get_ranking_scorer(scoring) if isinstance(scoring, str) else scoring
+    expected = scorer(fitted, X, y, qid=qid)
+    # chunks in another query order, of uneven sizes: the same number, to the bit
+    assert score_stream(fitted, (X[order], y[order], qid[order]), scoring=scoring,
+                        chunk_rows=37) == expected
+
+
+# ----------------------------------------------------------------------
+# Dask: an in-process cluster
+@pytest.fixture(scope="module")
+def dask_client(installed):
+    distributed = installed("distributed", "dask")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_dask_arrays_and_dataframe_on_a_local_cluster(train, fitted, dask_client, installed):
+    da = installed("dask.array", "dask")
+    dd = installed("dask.dataframe", "dask")
+    pd = installed("pandas", "test")
+    X, y, qid = train
+    blocks = tuple(da.from_array(a, chunks=(100,) + a.shape[1:]) for a in (X, y, qid))
+    on_dask = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), blocks, shuffle=False)
+    in_memory = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), (X, y, qid),
+                       shuffle=False, chunk_rows=100)
+    assert_array_equal(_params(on_dask), _params(in_memory))
+    # a DataFrame indexed by qid: its partitions hold whole queries
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["label"], frame["qid"] = y, qid
+    frame = dd.from_pandas(frame, npartitions=3).set_index("qid", sorted=True)
+    from_frame = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), frame, label="label",
+                        qid="qid", shuffle=False)
+    assert from_frame.n_iter_ == 2 and from_frame.t_ == 120
+    # predictions stay lazy, block by block, and equal predict in memory (up to
+    # the rounding of a matrix product of other blocks)
+    scores = predict_stream(fitted, blocks)
+    assert isinstance(scores, da.Array) and scores.numblocks == (6,)
+    assert_allclose(scores.compute(), fitted.predict(X), rtol=1e-12, atol=1e-15)
+    assert_allclose(predict_stream(fitted, frame, label="label", qid="qid").compute(),
+                    fitted.predict(X), rtol=1e-12, atol=1e-15)
+    assert score_stream(fitted, frame, label="label", qid="qid") == pytest.approx(
+        fitted.score(X, y, qid=qid), abs=1e-12)
+    # a query across two blocks is refused, naming it
+    split = tuple(da.from_array(a, chunks=(105,) + a.shape[1:]) for a in (X, y, qid))
+    with pytest.raises(ValueError, match=rf"qid={qid[105]} is split across two chunks: its "
+                                         r"rows run to row 104 of block 0 \(row 104 of X\)"):
+        fit_stream(_ranker(ListNetRanker), split)
