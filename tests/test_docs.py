@@ -147,7 +147,7 @@ PUBLIC_MODULES = ["skrank.rankers", "skrank.losses", "skrank.metrics", "skrank.m
 def test_user_guide_pages_are_found():
     names = {p.stem for p in USER_GUIDE}
     assert names == {"queries", "metrics", "model_selection", "rankers", "parameters", "scaling",
-                     "reproducing"}
+                     "large_data", "reproducing"}
     toctree = (DOC / "user_guide" / "index.rst").read_text()
     for name in names:
         assert f"\n   {name}\n" in toctree
@@ -158,7 +158,7 @@ def test_user_guide_doctests(page, installed):
     """The code on every user guide page runs and prints what the page shows."""
     import doctest
 
-    if page.stem == "scaling":
+    if page.stem in {"scaling", "large_data"}:
         installed("distributed", "dask")
     result = doctest.testfile(str(page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
