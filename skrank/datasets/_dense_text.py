@@ -30,6 +30,7 @@ NumPy as the careful parser casts them.
 import io
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = ["parse_dense_block"]
 
@@ -77,26 +78,31 @@ def _tokens_to_float(buf, starts, ends):
     return out
 
 
-def _parse_with_pandas(pd, buf, keep, n_lines, n_columns, float_precision):
-    """The label and value columns of the kept bytes of ``buf``, with pandas' C reader."""
-    compact = buf[keep].tobytes()
-    kwargs = {} if float_precision is None else {"float_precision": float_precision}
+def _read_with_pandas(pd, text, float_precision, **kwargs):
+    """The float64 table pandas' C reader reads from ``text``, space-separated."""
+    if float_precision is not None:
+        kwargs["float_precision"] = float_precision
     frame = pd.read_csv(
-        io.BytesIO(compact),
+        io.BytesIO(text),
         sep=" ",
         header=None,
-        names=range(n_columns),
         dtype=np.float64,
         engine="c",
         na_filter=False,
-        quoting=3,  # csv.QUOTE_NONE: no byte of a regular line is a quote
+        quoting=3,  # csv.QUOTE_NONE: a quote is a byte like any other
         skip_blank_lines=False,
         **kwargs,
     )
-    values = frame.to_numpy(dtype=np.float64)
-    if values.shape != (n_lines, n_columns):
-        raise ValueError("pandas read another number of lines or columns")
-    return values
+    return frame.to_numpy(dtype=np.float64)
+
+
+_COLONS_TO_SPACES = bytes.maketrans(b":", b" ")
+
+
+def _first_index(text):
+    """0 or 1, the first feature index of ``b":<qid> <index>"``, or None."""
+    fields = text.split()
+    return {b"0": 0, b"1": 1}.get(fields[-1]) if len(fields) == 2 else None
 
 
 def parse_dense_block(text, *, first_index=None, n_columns=None, pandas=None):
@@ -175,32 +181,32 @@ def parse_dense_block(text, *, first_index=None, n_columns=None, pandas=None):
     else:
         return None
 
-    # " qid" before the first colon, after a label of at least one byte.
+    # A label of at least one byte before " qid:".
     qid_colon = where[:, 0]
     if (qid_colon - 4 <= starts).any():
         return None
-    for back, char in enumerate(b"diq ", start=1):
-        if (buf[qid_colon - back] != char).any():
-            return None
-
-    # " <k>" before colon k, k running from the first index.
     if first_index is None:
-        line = text[where[0, 0] : where[0, 1]]
-        first_index = int(line.split()[-1]) if line.split()[-1] in (b"0", b"1") else -1
-        if first_index not in (0, 1):
+        first_index = _first_index(text[qid_colon[0] : where[0, 1]])
+        if first_index is None:
             return None
-    names = [str(k).encode() for k in range(first_index, first_index + d)]
-    lengths = np.fromiter((len(name) for name in names), dtype=np.int64, count=d)
-    for length in np.unique(lengths):
-        columns = np.flatnonzero(lengths == length) + 1
-        at = where[:, columns]
-        digits = np.frombuffer(b"".join(names[c - 1] for c in columns), dtype=np.uint8)
-        digits = digits.reshape(columns.size, length)
-        for back in range(1, length + 1):
-            if (buf[at - back] != digits[:, length - back]).any():
-                return None
-        if (buf[at - length - 1] != _SPACE).any():
-            return None
+    # " qid" before the first colon and " <k>" before colon k, k running from
+    # the first index: the 8 bytes before each colon, read as one
+    # little-endian uint64 and masked to the length of the name.
+    names = [b" qid"] + [b" %d" % k for k in range(first_index, first_index + d)]
+    lengths = np.fromiter(map(len, names), dtype=np.int64, count=d + 1)
+    if lengths[-1] > 8:
+        return None
+    expected = np.array(
+        [int.from_bytes(name.rjust(8, b"\0"), "little") for name in names], dtype=np.uint64
+    )
+    masks = np.array(
+        [((1 << 8 * n) - 1) << 8 * (8 - n) for n in lengths.tolist()], dtype=np.uint64
+    )
+    padded = np.concatenate([np.zeros(8, dtype=np.uint8), buf])
+    words = sliding_window_view(padded, 8)[where].view(np.uint64)[..., 0]
+    if ((words & masks) != expected).any():
+        return None
+    lengths = lengths[1:] - 1  # digits of each feature index
 
     # Token bounds: label, qid, then the values.
     separators = where[:, 1:] - lengths - 1  # the space before each index
@@ -228,24 +234,42 @@ def parse_dense_block(text, *, first_index=None, n_columns=None, pandas=None):
             values = _tokens_to_float(buf, value_starts.ravel(), value_ends.ravel())
             values = values.reshape(n_lines, d)
         else:
-            # Keep the label, each value and the newline, with one space
-            # before each value: drop "qid:<qid>" and every "<k>:".
-            # +1 where a dropped run starts, -1 where it ends; each index
-            # array holds distinct positions, so ``+=`` adds every one.
-            # +1 where a kept run starts, -1 where it ends: the running sum
-            # is 1 on kept bytes, 0 elsewhere. A line end and the label after
-            # it are one run. Each index array holds distinct positions, so
-            # ``+=`` adds every one.
-            edges = np.zeros(buf.size, dtype=np.int8)
-            edges[0] = 1
-            edges[label_end + 1] -= 1
-            edges[value_starts] += 1
-            edges[separators[:, 1:] + 1] -= 1
-            edges[value_end] -= 1
-            edges[ends] += 1
-            keep = np.cumsum(edges, dtype=np.int8).view(bool)
             module, float_precision = pandas
-            table = _parse_with_pandas(module, buf, keep, n_lines, d + 1, float_precision)
+            trailing = data_end - value_end
+            if (trailing == trailing[0]).all() and (
+                trailing[0] == 0 or trailing[0] == 1 and (buf[value_end] == _SPACE).all()
+            ):
+                # With ":" made a space, each line is the label, "qid", the
+                # qid, then index and value d times, and an empty field
+                # where one space ends the data; "#" starts a comment.
+                n_fields = 2 * d + 3 + int(trailing[0])
+                table = _read_with_pandas(
+                    module,
+                    text.translate(_COLONS_TO_SPACES),
+                    float_precision,
+                    names=range(n_fields),
+                    usecols=[0, *range(4, 2 * d + 3, 2)],
+                    comment="#" if hashes.size else None,
+                )
+            else:
+                # Keep the label, each value and the line end, with one space
+                # before each value: +1 where a kept run starts, -1 where it
+                # ends, so that the running sum is 1 on kept bytes. A line
+                # end and the label after it are one run. Each index array
+                # holds distinct positions, so ``+=`` adds every one.
+                edges = np.zeros(buf.size, dtype=np.int8)
+                edges[0] = 1
+                edges[label_end + 1] -= 1
+                edges[value_starts] += 1
+                edges[separators[:, 1:] + 1] -= 1
+                edges[value_end] -= 1
+                edges[ends] += 1
+                keep = np.cumsum(edges, dtype=np.int8).view(bool)
+                table = _read_with_pandas(
+                    module, buf[keep].tobytes(), float_precision, names=range(d + 1)
+                )
+            if table.shape != (n_lines, d + 1):
+                return None
             labels = np.ascontiguousarray(table[:, 0])
             values = table[:, 1:]
     except (ValueError, OverflowError, TypeError):
