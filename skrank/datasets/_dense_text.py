@@ -270,7 +270,7 @@ def parse_dense_block(text, *, first_index=None, n_columns=None, pandas=None):
                 )
             if table.shape != (n_lines, d + 1):
                 return None
-            labels = np.ascontiguousarray(table[:, 0])
+            labels = table[:, 0].copy()  # not a view that would keep the table
             values = table[:, 1:]
     except (ValueError, OverflowError, TypeError):
         return None

@@ -143,7 +143,7 @@ def _read_text(path):
 
 
 # Bytes of text read and parsed at a time: the buffer of a load, besides X.
-_BLOCK_SIZE = 8 * 2**20
+_BLOCK_SIZE = 4 * 2**20
 
 
 def _iter_blocks(path, block_size=None):
@@ -473,8 +473,9 @@ def _non_finite(X, y, line_of_row):
     overflowing sum is then counted exactly and finds nothing.
     """
     values = X.data if sp.issparse(X) else X.reshape(-1)
-    if np.isfinite(y.sum()) and np.isfinite(values.sum()):
-        return (0, None, 0, None)
+    with np.errstate(over="ignore"):
+        if np.isfinite(y.sum()) and np.isfinite(values.sum()):
+            return (0, None, 0, None)
     bad_labels = np.flatnonzero(~np.isfinite(y))
     bad_values = np.flatnonzero(~np.isfinite(values))
     label_line = line_of_row(bad_labels[0]) if bad_labels.size else None
@@ -640,6 +641,16 @@ class _Progress:
             self._print(message)
 
 
+def _positive_zeros(X):
+    """Make the ``-0.0`` of ``X`` ``0.0``, in place, as scipy's ``toarray`` does.
+
+    The careful path builds a sparse matrix, whose ``toarray`` adds each
+    stored value to a zero: ``0.0 + -0.0`` is ``0.0``. Adding ``0.0`` changes
+    no other value.
+    """
+    np.add(X, 0.0, out=X)
+
+
 def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser, progress):
     """Load ``path`` block by block with the fast parser; None if a block is not regular.
 
@@ -684,6 +695,7 @@ def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser,
         part[:, offset : offset + d] = values
         part[:, :offset] = 0
         part[:, offset + d :] = 0
+        _positive_zeros(part)
         found = _add_non_finite(found, _non_finite(part, y, lambda row: first_line + row))
         del part  # a view of X, which the next resize may move
         if return_docids:
@@ -963,12 +975,12 @@ def load_letor(
     file, which some editors write, is dropped.
 
     Memory. A file whose lines all list the same features in order is read
-    in blocks of whole lines of about 8 MiB, decompressed on the fly for
+    in blocks of whole lines of about 4 MiB, decompressed on the fly for
     ``.gz`` and ``.bz2``, and each block is parsed straight into ``X``: the
     peak is ``X`` (allocated once for a plain file, from its size; grown by a
     quarter at a time for a compressed one) plus ``y`` and ``qid`` plus a
-    bounded buffer of about 60 MiB per parsing thread (the block and its
-    temporaries; up to 4 threads, one per core). Any other file is read
+    bounded buffer of about 50 MiB per parsing thread (a block and the
+    positions and numbers of its tokens; up to 4 threads, one per core). Any other file is read
     whole into memory and parsed by scikit-learn as a sparse matrix, which
     takes about 4 times the float64 ``X`` at its peak. When the first
     irregular line comes late in a file, the blocks before it were read for
@@ -1167,6 +1179,7 @@ def _iter_chunks(path, *, chunk_rows, n_features, dtype, zero_based, engine):
         else:
             X = np.zeros((y.size, offset + values.shape[1]), dtype=dtype)
             X[:, offset:] = values
+            _positive_zeros(X)
             lines = np.arange(first_line, first_line + y.size)
             piece = (X, y, qid, lines, np.full(y.size, X.shape[1]))
         X, y, qid, lines, _ = piece
@@ -1266,7 +1279,7 @@ def iter_letor_chunks(
     -----
     UserWarning
         If labels or feature values are NaN or infinite, as
-        :func:`load_letor` warns, once for each block of lines (about 8 MiB)
+        :func:`load_letor` warns, once for each block of lines (about 4 MiB)
         that holds such values, counting that block's.
 
     See Also
@@ -1276,7 +1289,7 @@ def iter_letor_chunks(
     Notes
     -----
     Memory is bounded by the chunk (its ``X`` and the rows read beyond it up
-    to the end of a block) plus a buffer of a few blocks of about 8 MiB of
+    to the end of a block) plus a buffer of a few blocks of about 4 MiB of
     text, whatever the size of the file; the qid of each finished query is
     kept to detect a query that comes back, which grows with the number of
     queries, not of rows.
