@@ -191,6 +191,10 @@ def _parsed_blocks(path, parser, n_threads):
     most ``n_threads + 1`` blocks are held.
     """
     blocks = _iter_blocks(path)
+    # The first block alone first: a file of irregular lines (most sparse
+    # files) is then given up on before any other block is read.
+    for text, first_line in islice(blocks, 1):
+        yield text, first_line, parse_dense_block(text, **parser)
     if n_threads <= 1:
         for text, first_line in blocks:
             yield text, first_line, parse_dense_block(text, **parser)
@@ -692,7 +696,8 @@ def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser,
         if rows + n > X.shape[0]:
             X.resize((max(rows + n, X.shape[0] * 5 // 4), width), refcheck=False)
         part = X[rows : rows + n]
-        part[:, offset : offset + d] = values
+        with np.errstate(over="ignore"):  # a double beyond float32 is inf, as a cast makes it
+            part[:, offset : offset + d] = values
         part[:, :offset] = 0
         part[:, offset + d :] = 0
         _positive_zeros(part)
@@ -1178,7 +1183,8 @@ def _iter_chunks(path, *, chunk_rows, n_features, dtype, zero_based, engine):
             piece = _careful_block(text, path, first_line, dtype=dtype, zero_based=zero_based)
         else:
             X = np.zeros((y.size, offset + values.shape[1]), dtype=dtype)
-            X[:, offset:] = values
+            with np.errstate(over="ignore"):  # beyond float32: inf, as a cast
+                X[:, offset:] = values
             _positive_zeros(X)
             lines = np.arange(first_line, first_line + y.size)
             piece = (X, y, qid, lines, np.full(y.size, X.shape[1]))
