@@ -36,6 +36,7 @@ from . import (
     utils,
 )
 from .datasets import (
+    iter_letor_chunks,
     load_letor,
     load_letor_fold,
     load_rank_sample,
@@ -74,6 +75,7 @@ __all__ = [
     "dcg_score",
     "get_ranking_scorer",
     "inspection",
+    "iter_letor_chunks",
     "load_letor",
     "load_letor_fold",
     "load_rank_sample",

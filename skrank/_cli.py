@@ -206,13 +206,18 @@ def _in_cli_terms(message):
     return message.replace("pass zero_based=True.", "pass --zero-based.")
 
 
-def _load(path, *, n_features=None, zero_based=False):
-    """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`."""
+def _load(path, *, n_features=None, zero_based=False, verbose=False):
+    """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`.
+
+    ``verbose`` adds the loader's progress lines (rows, MB read, MB/s) on stderr.
+    """
     path = Path(path)
     _check_file(path)
     start = time.perf_counter()
     try:
-        X, y, qid = load_letor(path, n_features=n_features, zero_based=zero_based)
+        X, y, qid = load_letor(
+            path, n_features=n_features, zero_based=zero_based, verbose=verbose
+        )
     except ValueError as exc:  # the loader's messages name the file
         raise CommandError(_in_cli_terms(str(exc))) from None
     except OSError as exc:
@@ -307,7 +312,9 @@ def _cmd_fit(args, parser):
         )
     est.set_params(**params)
     _check_output(args.out)  # before the file is read and the ranker fitted
-    X, y, qid = _load(args.train, n_features=args.n_features, zero_based=args.zero_based)
+    # --param verbose=1 shows the reading's progress too, before the fit's
+    X, y, qid = _load(args.train, n_features=args.n_features, zero_based=args.zero_based,
+                      verbose=bool(params.get("verbose")))
     kwargs = fit_qid_params(est, qid)
     # the registry's settings and --param's: what differs from the class defaults
     shown = ranker_call(args.ranker, changed_params(est))

@@ -1,6 +1,7 @@
 """Tests of skrank.datasets: LETOR loaders, the bundled sample, the generator."""
 
 import gzip
+import warnings
 import hashlib
 import re
 import shutil
@@ -837,3 +838,361 @@ def test_generator_out_of_memory_names_the_sizes(make, monkeypatch):
                r"than could be allocated \(Unable to allocate 7.28 TiB for an array\); lower")
     with pytest.raises(MemoryError, match=pattern):
         make(n_queries=3, n_docs=4, n_features=2)
+
+
+# --------------------------------------------------------------------------
+# load_letor: dtype, engines, blocks; iter_letor_chunks
+# --------------------------------------------------------------------------
+
+ENGINES = ["auto", "numpy", "pandas", "sklearn"]
+
+# Decimal strings whose double is hard to get right: 17 and more digits,
+# halfway cases, subnormals, the largest double and beyond, signed zeros.
+NASTY_VALUES = [
+    "0.1", "0.30000000000000004", "9007199254740993", "2.2250738585072011e-308",
+    "4.9e-324", "2.4703282292062328e-324", "2.4703282292062327e-324",
+    "1.7976931348623157e308", "1.7976931348623158e308", "1e308", "1e-400", "-0",
+    "-0.0", "+.5", "5.", "1E5", "1.e5", "00001", "0.1000000000000000055511151231257827",
+    "3.4028235677973366e38", "3.4028235e38", "1.401298464324817e-45",
+    "123456789012345678901234567890.123456789012345678901234567890e-12",
+]
+
+
+@pytest.fixture
+def engine(request, monkeypatch):
+    """The engine of load_letor's fast path, with blocks of 4 KiB to have many."""
+    import skrank.datasets._letor as letor
+
+    monkeypatch.setattr(letor, "_BLOCK_SIZE", 4096)
+    return request.param
+
+
+def _dense_text(rng, n_queries=30, n_features=7, values=None, docids=False, start=1):
+    """A regular dense LETOR text: every line lists features start .. start+d-1."""
+    lines = []
+    k = 0
+    for q in range(1, n_queries + 1):
+        for _ in range(int(rng.integers(1, 12))):
+            if values is None:
+                row = [f"{v:.6f}" for v in rng.random(n_features)]
+            else:
+                row = [values[(k + j) % len(values)] for j in range(n_features)]
+            k += 1
+            fields = " ".join(f"{j + start}:{v}" for j, v in enumerate(row))
+            comment = f" #docid = d{k}" if docids else ""
+            lines.append(f"{int(rng.integers(0, 5))} qid:{q} {fields}{comment}\n")
+    return "".join(lines)
+
+
+def _assert_bits_equal(got, expected):
+    for a, b in zip(got, expected):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        if a.dtype.kind == "f":
+            np.testing.assert_array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+@pytest.mark.parametrize("docids", [False, True])
+def test_load_letor_engines_agree_to_the_bit(tmp_path, engine, docids, installed):
+    if engine == "pandas":
+        installed("pandas", "fast")
+    rng = np.random.default_rng(0)
+    text = _dense_text(rng, n_queries=200, values=NASTY_VALUES, docids=docids)
+    path = _write(tmp_path / "nasty.txt", text)
+    expected = load_letor(path, engine="sklearn", return_docids=docids)
+    got = load_letor(path, engine=engine, return_docids=docids)
+    _assert_bits_equal(got, expected)
+    # "-0" is 0.0 in X, as scipy's toarray makes it on the careful path.
+    assert (got[0] == 0).any() and not np.signbit(got[0]).any()
+    # Each value is the double float() reads, as scikit-learn's parser reads it.
+    lines = text.splitlines()
+    np.testing.assert_array_equal(
+        got[0][len(lines) - 1], [float(f.split(":")[1]) for f in lines[-1].split()[2:9]]
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz", ".txt.bz2"])
+def test_load_letor_float32_is_the_float64_parse_cast(tmp_path, engine, suffix, installed):
+    if engine == "pandas":
+        installed("pandas", "fast")
+    rng = np.random.default_rng(1)
+    text = _dense_text(rng, n_queries=60, values=NASTY_VALUES + ["0.123456", "7"])
+    path = tmp_path / f"f32{suffix}"
+    compress = {".gz": gzip.compress, ".bz2": __import__("bz2").compress}.get(
+        path.suffix, lambda data: data
+    )
+    path.write_bytes(compress(text.encode()))
+    with pytest.warns(UserWarning, match="non-finite feature values"):  # 1e308 -> inf
+        X32, y, qid = load_letor(path, engine=engine, dtype=np.float32)
+    X64 = load_letor(path, engine="sklearn")[0]
+    assert X32.dtype == np.float32
+    with np.errstate(over="ignore"):
+        _assert_bits_equal([X32], [X64.astype(np.float32)])
+
+
+@pytest.mark.parametrize("engine", ["numpy", "pandas"])
+def test_load_letor_float32_makes_no_float64_copy(tmp_path, engine, installed, monkeypatch):
+    import tracemalloc
+
+    import skrank.datasets._letor as letor
+
+    if engine == "pandas":
+        installed("pandas", "fast")
+    monkeypatch.setattr(letor, "_BLOCK_SIZE", 2**16)
+    monkeypatch.setattr(letor, "_n_threads", lambda: 1)
+    rng = np.random.default_rng(2)
+    n_rows, n_features = 20_000, 50
+    values = np.char.mod("%.4f", rng.random((n_rows, n_features)))
+    index = np.char.add(np.arange(1, n_features + 1).astype(str), ":")
+    body = np.char.add(index, values)
+    qid = np.repeat(np.arange(n_rows // 100), 100)
+    heads = np.char.add("1 qid:", qid.astype(str))
+    lines = [" ".join(row) for row in np.column_stack([heads, body]).tolist()]
+    path = tmp_path / "big.txt"
+    path.write_text("\n".join(lines) + "\n")
+    load_letor(_write(tmp_path / "warm.txt", "1 qid:1 1:0.5\n"), engine=engine)  # imports
+    tracemalloc.start()
+    try:
+        X, _, _ = load_letor(path, engine=engine, dtype=np.float32)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    float64_X = n_rows * n_features * 8
+    assert X.dtype == np.float32 and X.shape == (n_rows, n_features)
+    # float32 X (half of float64_X) and blocks of 64 KiB: a float64 copy of
+    # X would bring the peak above float64_X.
+    assert peak < float64_X, (peak, float64_X)
+
+
+def test_load_letor_without_pandas(tmp_path, monkeypatch):
+    """The fast extra missing: engine="auto" parses with NumPy; "pandas" says what to install."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    path = _write(tmp_path / "a.txt", _dense_text(np.random.default_rng(3)))
+    expected = load_letor(path, engine="sklearn")
+    _assert_bits_equal(load_letor(path), expected)
+    with pytest.raises(ImportError, match=r"engine='pandas' needs pandas.*skrank\[fast\]"):
+        load_letor(path, engine="pandas")
+
+
+def test_import_skrank_does_not_need_pandas():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['pandas'] = None; sys.modules['pyarrow'] = None\n"
+        "import skrank\n"
+        "from skrank.datasets import _dense_text, _letor\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+@pytest.mark.parametrize("engine", ["numpy", "pandas"], indirect=True)
+@pytest.mark.parametrize(
+    "bad_line, pattern",
+    [
+        ("1 qid:5 1:0.5 2:0.5 3:x", r"has a feature value 'x' that is not a number"),
+        ("1 qid:5 0:0.5 1:0.5 2:0.5", r"has the feature index 0"),
+        ("1 qid:5.5 1:0.5 2:0.5 3:0.5", r"has a non-integer qid '5.5'"),
+        ("1 qid:5 1:0.5 2:0.5", None),  # a missing feature: not regular, loads
+        ("nan qid:5 1:0.5 2:0.5 3:0.5", None),
+    ],
+)
+def test_load_letor_late_irregular_line_is_read_carefully(tmp_path, engine, bad_line, pattern,
+                                                           installed):
+    """Lines after many regular blocks: the careful path's result or message."""
+    if engine == "pandas":
+        installed("pandas", "fast")
+    rng = np.random.default_rng(4)
+    good = _dense_text(rng, n_queries=300, n_features=3)
+    n_good = good.count("\n")
+    path = _write(tmp_path / "late.txt", good + bad_line + "\n" + good)
+    if pattern is not None:
+        with pytest.raises(ValueError, match=rf"^Line {n_good + 1} of .*{pattern}"):
+            load_letor(path, engine=engine)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _assert_bits_equal(load_letor(path, engine=engine), load_letor(path, engine="sklearn"))
+
+
+def test_load_letor_verbose_prints_progress_to_stderr(tmp_path, capsys):
+    path = _write(tmp_path / "v.txt", _dense_text(np.random.default_rng(5)))
+    load_letor(path, verbose=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.search(r"load_letor: .*v\.txt: \d[\d,]* rows, [\d.]+ of [\d.]+ MB read in "
+                     r"[\d.]+ s \([\d.]+ MB/s\) - done", err)
+    load_letor(path)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        ({"dtype": np.int64}, r"dtype must be np.float64 or np.float32, got dtype="),
+        ({"dtype": "float16"}, r"dtype must be np.float64 or np.float32, got dtype='float16'"),
+        ({"engine": "arrow"}, r"'engine' parameter .* Got 'arrow'"),
+        ({"verbose": "yes"}, r"'verbose' parameter .* Got 'yes'"),
+    ],
+)
+def test_load_letor_rejects_bad_new_parameters(tmp_path, kwargs, pattern):
+    path = _write(tmp_path / "ok.txt", "1 qid:1 1:0.5\n")
+    with pytest.raises(ValueError, match=pattern):
+        load_letor(path, **kwargs)
+
+
+def test_load_letor_fold_passes_dtype(shared_data, ohsumed_fold1):
+    data = load_letor_fold(shared_data / "ohsumed", 1, dtype=np.float32, engine="numpy")
+    for split in ("train", "vali", "test"):
+        X32 = getattr(data, split)[0]
+        _assert_bits_equal([X32], [getattr(ohsumed_fold1, split)[0].astype(np.float32)])
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_load_letor_ohsumed_engines_agree(ohsumed_test, ohsumed_test_path, engine, installed):
+    if engine == "pandas":
+        installed("pandas", "fast")
+    got = load_letor(ohsumed_test_path, engine=engine, return_docids=True)
+    _assert_bits_equal(got[:3], ohsumed_test[:3])
+    assert got[3].tolist() == ohsumed_test[3].tolist()
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_load_letor_sparse_sample_unchanged(shared_data, tmp_path, engine):
+    """The LightGBM sample's lines miss features: read by the careful path."""
+    from sklearn.datasets import load_svmlight_file
+
+    path = shared_data / "lightgbm_lambdarank" / "rank.test.gz"
+    X, y = load_svmlight_file(str(path), n_features=300, zero_based=False)
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    # The sample has no qid: one is added, ten lines to a query.
+    with_qid = "".join(
+        f"{line.split(' ', 1)[0]} qid:{i // 10} {line.split(' ', 1)[1]}\n"
+        for i, line in enumerate(lines)
+    )
+    got = load_letor(_write(tmp_path / "s.txt", with_qid), engine=engine, n_features=300)
+    np.testing.assert_array_equal(got[0], X.toarray())
+    np.testing.assert_array_equal(got[1], y)
+
+
+# iter_letor_chunks
+
+
+def _concatenated(chunks):
+    return [np.concatenate(parts) for parts in zip(*chunks)]
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz", ".txt.bz2"])
+@pytest.mark.parametrize("chunk_rows", [1, 37, 10_000])
+def test_iter_letor_chunks_whole_queries_equal_load_letor(tmp_path, engine, suffix, chunk_rows,
+                                                          installed):
+    from skrank.datasets import iter_letor_chunks
+
+    if engine == "pandas":
+        installed("pandas", "fast")
+    rng = np.random.default_rng(6)
+    # Regular blocks, then sparse lines and comments: both paths in one file.
+    text = _dense_text(rng, n_queries=150, docids=True) + (
+        "# a comment\n\n2 qid:500 1:0.5 3:0.25\n0 qid:500 2:1.5\n1 qid:501 7:1e-3\n"
+    )
+    path = tmp_path / f"c{suffix}"
+    compress = {".gz": gzip.compress, ".bz2": __import__("bz2").compress}.get(
+        path.suffix, lambda data: data
+    )
+    path.write_bytes(compress(text.encode()))
+    chunks = list(iter_letor_chunks(path, chunk_rows=chunk_rows, engine=engine))
+    expected = load_letor(path, engine="sklearn")
+    _assert_bits_equal(_concatenated(chunks), expected)
+    seen = set()
+    for X, y, qid in chunks:
+        assert X.shape == (y.size, 7) and qid.size == y.size
+        queries = set(np.unique(qid).tolist())
+        assert not queries & seen  # every query in one chunk only
+        seen |= queries
+        sizes = np.unique(qid, return_counts=True)[1]
+        assert y.size <= chunk_rows or sizes.size == 1
+
+
+def test_iter_letor_chunks_ohsumed(ohsumed_test, ohsumed_test_path):
+    from skrank.datasets import iter_letor_chunks
+
+    chunks = list(iter_letor_chunks(ohsumed_test_path, chunk_rows=1000, dtype=np.float32))
+    assert 3 <= len(chunks) <= 5
+    _assert_bits_equal(
+        _concatenated(chunks),
+        [ohsumed_test[0].astype(np.float32), ohsumed_test[1], ohsumed_test[2]],
+    )
+
+
+@pytest.mark.parametrize("engine", ["numpy", "sklearn"], indirect=True)
+def test_iter_letor_chunks_split_query_names_lines(tmp_path, engine):
+    from skrank.datasets import iter_letor_chunks
+
+    rng = np.random.default_rng(7)
+    head = _dense_text(rng, n_queries=200, n_features=3)
+    n_head = head.count("\n")
+    text = head + "1 qid:7 1:0.5 2:0.5 3:0.5\n"
+    path = _write(tmp_path / "split.txt.gz", text)
+    last_of_7 = max(i for i, line in enumerate(head.splitlines(), 1) if " qid:7 " in line)
+    pattern = (rf"^Line {n_head + 1} of {re.escape(repr(str(path)))} has qid 7, whose "
+               rf"earlier lines end on line {last_of_7}: the lines of a query must be "
+               "contiguous")
+    with pytest.raises(ValueError, match=pattern):
+        list(iter_letor_chunks(path, chunk_rows=50, engine=engine))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "sklearn"], indirect=True)
+@pytest.mark.parametrize(
+    "bad_line, pattern",
+    [
+        ("1 qid:900 1:0.5 x:0.5", r"has a feature index 'x' that is not an integer"),
+        ("1 1:0.5 2:0.5", r"has no 'qid:<id>' field"),
+        ("1 qid:900 0:0.5", r"has the feature index 0"),
+        ("1 qid:99999999999999999999 1:0.5", r"has qid 99999999999999999999, beyond"),
+        ("1 qid:900 9:0.5", r"has a feature in column 9, beyond the 7 columns"),
+    ],
+)
+def test_iter_letor_chunks_errors_count_lines_from_the_file_start(tmp_path, engine, bad_line,
+                                                                  pattern):
+    from skrank.datasets import iter_letor_chunks
+
+    rng = np.random.default_rng(8)
+    head = "# header\n\n" + _dense_text(rng, n_queries=200)
+    lineno = head.count("\n") + 1
+    path = _write(tmp_path / "late.txt", head + bad_line + "\n")
+    chunks = iter_letor_chunks(path, chunk_rows=100, engine=engine)
+    first = next(chunks)  # chunks before the bad line come out
+    assert first[0].shape[1] == 7
+    with pytest.raises(ValueError, match=rf"^Line {lineno} of {re.escape(repr(str(path)))} "
+                                         rf"{pattern}"):
+        list(chunks)
+
+
+def test_iter_letor_chunks_checks_its_arguments(tmp_path):
+    from skrank.datasets import iter_letor_chunks
+
+    with pytest.raises(FileNotFoundError):
+        iter_letor_chunks(tmp_path / "absent.txt")
+    path = _write(tmp_path / "ok.txt", "1 qid:1 1:0.5\n")
+    with pytest.raises(ValueError, match=r"'chunk_rows' parameter .* Got 0"):
+        iter_letor_chunks(path, chunk_rows=0)
+    with pytest.raises(ValueError, match=r"dtype must be np.float64 or np.float32"):
+        iter_letor_chunks(path, dtype=int)
+    empty = _write(tmp_path / "empty.txt", "# nothing\n")
+    with pytest.raises(ValueError, match="has no data lines"):
+        list(iter_letor_chunks(empty))

@@ -16,18 +16,25 @@ import gzip
 import io
 import os
 import re
+import sys
+import time
 import warnings
 import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
 from ..utils._sklearn_compat import Integer, StrOptions, validate_params
+from ._dense_text import parse_dense_block
+from ._samples import _check_float_dtype
 
-__all__ = ["load_letor", "load_letor_fold"]
+__all__ = ["iter_letor_chunks", "load_letor", "load_letor_fold"]
 
 # ``docid = <id>`` as a whole word anywhere in the comment of a line.
 _DOCID_PATTERN = re.compile(rb"(?:^|\s)docid\s*=\s*(\S+)")
@@ -94,6 +101,24 @@ def _decompression_problem(path, exc):
     return f"is a corrupt {kind} file ({type(exc).__name__}: {message})"
 
 
+def _read_checked(f, path, size=-1):
+    """``f.read(size)``, a decompression failure raised as a ValueError naming ``path``.
+
+    The errors of the decompressors (``EOFError``, ``gzip.BadGzipFile``,
+    ``zlib.error``, ``OSError``) name no file. An ``OSError`` with an
+    ``errno`` is a failure of the disk, not of the data, and is left as it is.
+    """
+    try:
+        return f.read(size)
+    except (EOFError, OSError, zlib.error) as exc:
+        compressed = os.path.splitext(path)[1] in _COMPRESSED
+        if not compressed or isinstance(exc, OSError) and exc.errno is not None:
+            raise
+        raise ValueError(
+            f"The file {os.fspath(path)!r} {_decompression_problem(path, exc)}."
+        ) from exc
+
+
 def _read_text(path):
     """The bytes of ``path``, decompressed, with every line ending ``"\\n"``.
 
@@ -104,21 +129,10 @@ def _read_text(path):
     one line, its ``#docid`` comment hiding every row after the first.
 
     A compressed file that cannot be decompressed raises a ``ValueError``
-    naming it; the errors of the decompressors (``EOFError``,
-    ``gzip.BadGzipFile``, ``zlib.error``, ``OSError``) name no file. An
-    ``OSError`` with an ``errno`` is a failure of the disk, not of the data,
-    and is left as it is.
+    naming it (see :func:`_read_checked`).
     """
     with _open_binary(path) as f:
-        try:
-            text = f.read()
-        except (EOFError, OSError, zlib.error) as exc:
-            compressed = os.path.splitext(path)[1] in _COMPRESSED
-            if not compressed or isinstance(exc, OSError) and exc.errno is not None:
-                raise
-            raise ValueError(
-                f"The file {os.fspath(path)!r} {_decompression_problem(path, exc)}."
-            ) from exc
+        text = _read_checked(f, path)
     if text.startswith(codecs.BOM_UTF8):
         # Some editors start a UTF-8 file with a byte order mark, which
         # scikit-learn's parser would read as part of the first label.
@@ -128,13 +142,89 @@ def _read_text(path):
     return text
 
 
-def _line_number(text, row):
-    """The 1-based line number in ``text`` of data line ``row`` (0-based)."""
+# Bytes of text read and parsed at a time: the buffer of a load, besides X.
+_BLOCK_SIZE = 4 * 2**20
+
+
+def _iter_blocks(path, block_size=None):
+    """Yield the text of ``path`` in blocks of whole lines, with their first line number.
+
+    Each block is about ``block_size`` bytes (more when one line is longer)
+    of whole lines, each ending in ``"\n"``: the text :func:`_read_text`
+    returns, cut at line ends, without holding it all. A ``"\r\n"`` split
+    between two reads is one line end; the last line gets a ``"\n"`` if it
+    has none. Yields ``(text, first_line)``, ``first_line`` 1-based.
+    """
+    block_size = _BLOCK_SIZE if block_size is None else block_size
+    with _open_binary(path) as f:
+        head = b""  # a partial last line, and a "\r" held back
+        first_line = 1
+        raw = _read_checked(f, path, block_size)
+        if raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8):]
+        while raw:
+            data = head + raw
+            held = b""
+            if data.endswith(b"\r"):  # its "\n" may come with the next read
+                data, held = data[:-1], b"\r"
+            if b"\r" in data:
+                data = _CR_LINE_END.sub(b"\n", data)
+            cut = data.rfind(b"\n") + 1
+            head = data[cut:] + held
+            if cut:
+                block = data[:cut] if cut < len(data) else data
+                yield block, first_line
+                first_line += block.count(b"\n")
+            raw = _read_checked(f, path, block_size)
+        if head:
+            head = _CR_LINE_END.sub(b"\n", head)
+            yield head if head.endswith(b"\n") else head + b"\n", first_line
+
+
+def _parsed_blocks(path, parser, n_threads):
+    """Yield ``(text, first_line, parsed)`` for the blocks of ``path``, in order.
+
+    ``parsed`` is what :func:`parse_dense_block` returns for the block with
+    ``parser``'s keywords: a tuple, or None for a block that is not regular
+    dense lines. Up to ``n_threads`` blocks are parsed at once in threads
+    (NumPy's and pandas' loops release the GIL) while the next is read, so at
+    most ``n_threads + 1`` blocks are held.
+    """
+    blocks = _iter_blocks(path)
+    # The first block alone first: a file of irregular lines (most sparse
+    # files) is then given up on before any other block is read.
+    for text, first_line in islice(blocks, 1):
+        yield text, first_line, parse_dense_block(text, **parser)
+    if n_threads <= 1:
+        for text, first_line in blocks:
+            yield text, first_line, parse_dense_block(text, **parser)
+        return
+    with ThreadPoolExecutor(n_threads) as pool:
+        pending = deque()
+        for text, first_line in blocks:
+            pending.append((text, first_line, pool.submit(parse_dense_block, text, **parser)))
+            if len(pending) > n_threads:
+                text, first_line, future = pending.popleft()
+                yield text, first_line, future.result()
+        while pending:
+            text, first_line, future = pending.popleft()
+            yield text, first_line, future.result()
+
+
+def _line_number(text, row, first_line=1):
+    """The line number of data line ``row`` (0-based) of ``text``, whose first line is ``first_line``."""
     match = next(islice(_DATA_LINE.finditer(text), row, None))
-    return text.count(b"\n", 0, match.start()) + 1
+    return text.count(b"\n", 0, match.start()) + first_line
 
 
-def _read_docids(text, path):
+def _data_line_numbers(text, first_line):
+    """The line number of every data line of ``text``, whose first line is ``first_line``."""
+    starts = np.fromiter((m.start() for m in _DATA_LINE.finditer(text)), dtype=np.int64)
+    ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n"))
+    return np.searchsorted(ends, starts) + first_line
+
+
+def _read_docids(text, path, first_line=1):
     """The ``#docid = <id>`` of every data line of ``path``, in file order.
 
     A line counts as a data line exactly when scikit-learn's SVMlight parser
@@ -144,7 +234,7 @@ def _read_docids(text, path):
     """
     docids = []
     with io.BytesIO(text) as f:
-        for lineno, line in enumerate(f, start=1):
+        for lineno, line in enumerate(f, start=first_line):
             data, hash_, comment = line.partition(b"#")
             if not data.split():
                 continue
@@ -163,14 +253,27 @@ _DATA_LINE = re.compile(rb"^[ \t]*[^\s#]", re.M)
 _QID_FIELD = re.compile(rb"^(?=[ \t]*[^\s#])[^#\n]*?(?<!\S)qid:([^\s#]*)", re.M)
 
 
-def _read_qid(text, path, n_rows):
+def _read_qid(text, path, n_rows, first_line=None):
     """The ``qid:<id>`` of every data line of ``text``, as int64.
 
     scikit-learn's parser builds its qid array in time quadratic in the
     number of lines (20 s for 200,000 lines), so the ids are read here with
     two whole-file regular expressions instead, in linear time.
+
+    ``text`` is the whole file when ``first_line`` is None; otherwise a block
+    of it starting at line ``first_line``, and a data line without a qid is
+    named, since the counts of a block say nothing of the file.
     """
     path = os.fspath(path)
+    if first_line is not None:
+        starts = {match.start() for match in _QID_FIELD.finditer(text)}
+        for match in _DATA_LINE.finditer(text):
+            if match.start() not in starts:
+                lineno = text.count(b"\n", 0, match.start()) + first_line
+                raise ValueError(
+                    f"Line {lineno} of {path!r} has no 'qid:<id>' field; a "
+                    "ranking data set needs one query id per row."
+                )
     n_lines = len(_DATA_LINE.findall(text))
     if n_rows == 0 or n_lines == 0:
         raise ValueError(f"The file {path!r} has no data lines.")
@@ -196,9 +299,8 @@ def _read_qid(text, path, n_rows):
             for row, value in enumerate(found)
             if (problem := _qid_problem(value)) is not None
         )
-        raise ValueError(
-            f"Line {_line_number(text, row)} of {path!r} has {problem}."
-        ) from None
+        lineno = _line_number(text, row, first_line or 1)
+        raise ValueError(f"Line {lineno} of {path!r} has {problem}.") from None
 
 
 def _qid_problem(value):
@@ -225,10 +327,10 @@ _MAX_INDEX = np.iinfo(np.intc).max
 _SHOWN_LINE_LENGTH = 80
 
 
-def _parse(text):
+def _parse(text, dtype=np.float64):
     """``X, y`` of the LETOR text ``text``, its indices as written, no qid."""
     return load_svmlight_file(
-        io.BytesIO(text), dtype=np.float64, zero_based=True, query_id=False
+        io.BytesIO(text), dtype=dtype, zero_based=True, query_id=False
     )
 
 
@@ -342,7 +444,7 @@ def _line_problem(line):
     return None
 
 
-def _parse_error(text, path, exc):
+def _parse_error(text, path, exc, first_line=1):
     """The ValueError for ``exc``, raised by scikit-learn's parser on ``text``.
 
     It names the file, and the first line the parser rejects with the reason
@@ -359,47 +461,77 @@ def _parse_error(text, path, exc):
     line = text.split(b"\n", lineno)[lineno - 1]
     problem = _line_problem(line) or f"cannot be parsed ({exc})"
     return ValueError(
-        f"Line {lineno} of {path!r} {problem}; the line reads "
+        f"Line {lineno + first_line - 1} of {path!r} {problem}; the line reads "
         f"{_shown(line, _SHOWN_LINE_LENGTH)}."
     )
 
 
-def _warn_non_finite(X, y, text, path):
-    """Warn if labels ``y`` or stored values of ``X`` are NaN or infinite.
+def _non_finite(X, y, line_of_row):
+    """Where labels ``y`` or values of ``X`` are NaN or infinite, as a 4-tuple.
 
-    Both are counted, and the line of the first of each is named. A sum is
-    finite only when all its terms are, so a file without such values costs
-    two sums; an overflowing sum is then counted exactly and warns of nothing.
+    ``(n_labels, label_line, n_values, value_line)``: the number of
+    non-finite labels and feature values (the stored values of a sparse
+    ``X``), and the line of the first of each (None if there is none);
+    ``line_of_row(row)`` gives the line of a row. A sum is finite only when
+    all its terms are, so data without such values cost two sums; an
+    overflowing sum is then counted exactly and finds nothing.
     """
-    if np.isfinite(y.sum()) and np.isfinite(X.data.sum()):
-        return
+    values = X.data if sp.issparse(X) else X.reshape(-1)
+    with np.errstate(over="ignore"):
+        if np.isfinite(y.sum()) and np.isfinite(values.sum()):
+            return (0, None, 0, None)
     bad_labels = np.flatnonzero(~np.isfinite(y))
-    bad_values = np.flatnonzero(~np.isfinite(X.data))
-    found = []
-    if bad_labels.size:
-        row = bad_labels[0]
-        found.append(
-            f"{bad_labels.size} non-finite label{'s' * (bad_labels.size > 1)} "
-            f"(the first on line {_line_number(text, row)})"
-        )
+    bad_values = np.flatnonzero(~np.isfinite(values))
+    label_line = line_of_row(bad_labels[0]) if bad_labels.size else None
+    value_line = None
     if bad_values.size:
-        row = np.searchsorted(X.indptr, bad_values[0], side="right") - 1
-        found.append(
-            f"{bad_values.size} non-finite feature value"
-            f"{'s' * (bad_values.size > 1)} (the first on line "
-            f"{_line_number(text, row)})"
+        if sp.issparse(X):
+            row = np.searchsorted(X.indptr, bad_values[0], side="right") - 1
+        else:
+            row = bad_values[0] // max(X.shape[1], 1)
+        value_line = line_of_row(row)
+    return (bad_labels.size, label_line, bad_values.size, value_line)
+
+
+def _add_non_finite(first, second):
+    """The counts of :func:`_non_finite` of two consecutive parts of a file."""
+    n_labels, label_line, n_values, value_line = first
+    return (
+        n_labels + second[0],
+        label_line if label_line is not None else second[1],
+        n_values + second[2],
+        value_line if value_line is not None else second[3],
+    )
+
+
+def _warn_non_finite(path, found, stacklevel):
+    """Warn of the non-finite labels and values ``found`` by :func:`_non_finite`.
+
+    ``stacklevel`` counts from the caller of this function, so that the
+    warning points at the user's call.
+    """
+    n_labels, label_line, n_values, value_line = found
+    parts = []
+    if n_labels:
+        parts.append(
+            f"{n_labels} non-finite label{'s' * (n_labels > 1)} "
+            f"(the first on line {label_line})"
         )
-    if found:
+    if n_values:
+        parts.append(
+            f"{n_values} non-finite feature value{'s' * (n_values > 1)} "
+            f"(the first on line {value_line})"
+        )
+    if parts:
         warnings.warn(
-            f"The file {os.fspath(path)!r} has {' and '.join(found)}: NaN or "
+            f"The file {os.fspath(path)!r} has {' and '.join(parts)}: NaN or "
             "infinity, loaded as they are.",
             UserWarning,
-            # _load_files, load_letor(_fold), validate_params' wrapper, caller
-            stacklevel=5,
+            stacklevel=stacklevel + 1,
         )
 
 
-def _shift_to_one_based(X, text, path):
+def _shift_to_one_based(X, text, path, first_line=1):
     """Turn the columns of ``X``, parsed as zero-based, to one-based, in place.
 
     A feature index 0 has no column in a one-based file; it is a stored entry
@@ -410,7 +542,7 @@ def _shift_to_one_based(X, text, path):
     if X.nnz and X.indices.min() == 0:
         row = np.searchsorted(X.indptr, np.argmin(X.indices), side="right") - 1
         raise ValueError(
-            f"Line {_line_number(text, row)} of {os.fspath(path)!r} has the "
+            f"Line {_line_number(text, row, first_line)} of {os.fspath(path)!r} has the "
             "feature index 0, but zero_based=False reads one-based indices "
             "(LETOR's convention). If the file is zero-based, as written by "
             "sklearn.datasets.dump_svmlight_file(..., zero_based=True), pass "
@@ -429,43 +561,245 @@ def _check_no_nul(path, name):
         raise ValueError(f"{name} must not contain a NUL character; got {path!r}.")
 
 
-def _load_files(paths, *, n_features, dense, return_docids, zero_based):
+_ENGINES = ("auto", "numpy", "pandas", "sklearn")
+# Threads that parse blocks at once; each holds a block and its temporaries.
+_MAX_THREADS = 4
+
+
+def _pandas_float_precision(pandas):
+    """The ``float_precision`` that makes pandas' C reader round correctly.
+
+    Since pandas 3.1 every mode is correctly rounded (fast_float) and the
+    argument is deprecated; before, only ``"round_trip"`` (Python's own
+    string-to-double) is.
+    """
+    major, minor = re.match(r"(\d+)\.(\d+)", pandas.__version__).groups()
+    return None if (int(major), int(minor)) >= (3, 1) else "round_trip"
+
+
+def _block_parser(engine):
+    """Keywords of :func:`parse_dense_block` for ``engine``, or None (scikit-learn only).
+
+    ``"auto"`` takes pandas' C reader where pandas is installed, NumPy
+    otherwise; pandas is imported here, never by ``import skrank``.
+    """
+    if engine == "sklearn":
+        return None
+    if engine == "numpy":
+        return {}
+    try:
+        import pandas
+    except ImportError:
+        if engine == "pandas":
+            raise ImportError(
+                "engine='pandas' needs pandas, which could not be imported; "
+                "install it (pip install 'skrank[fast]') or pass engine='auto' "
+                "or engine='numpy'."
+            ) from None
+        return {}
+    return {"pandas": (pandas, _pandas_float_precision(pandas))}
+
+
+def _n_threads():
+    """Threads for parsing blocks: the usable cores, at most :data:`_MAX_THREADS`."""
+    from joblib import cpu_count
+
+    return max(1, min(_MAX_THREADS, cpu_count()))
+
+
+class _Progress:
+    """The ``verbose`` lines of a read: rows, MB read and MB/s, on stderr.
+
+    A line at most every ``every`` seconds while reading, and one at the end.
+    """
+
+    def __init__(self, name, path, total, verbose, every=1.0):
+        self.prefix = f"{name}: {os.fspath(path)}"
+        self.total = total
+        self.verbose = verbose
+        self.every = every
+        self.start = self.last = time.perf_counter()
+        self.n_bytes = 0
+        self.rows = 0
+
+    def _print(self, message):
+        print(f"{self.prefix}: {message}", file=sys.stderr, flush=True)
+
+    def update(self, rows, n_bytes, final=False):
+        self.rows += rows
+        self.n_bytes += n_bytes
+        now = time.perf_counter()
+        if not self.verbose or not final and now - self.last < self.every:
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        read = self.n_bytes / 1e6
+        of = "" if self.total is None else f" of {self.total / 1e6:.1f}"
+        self._print(
+            f"{self.rows:,} rows, {read:.1f}{of} MB read in {elapsed:.1f} s "
+            f"({read / elapsed:.1f} MB/s){' - done' if final else ''}"
+        )
+
+    def note(self, message):
+        if self.verbose:
+            self._print(message)
+
+
+def _positive_zeros(X):
+    """Make the ``-0.0`` of ``X`` ``0.0``, in place, as scipy's ``toarray`` does.
+
+    The careful path builds a sparse matrix, whose ``toarray`` adds each
+    stored value to a zero: ``0.0 + -0.0`` is ``0.0``. Adding ``0.0`` changes
+    no other value.
+    """
+    np.add(X, 0.0, out=X)
+
+
+def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser, progress):
+    """Load ``path`` block by block with the fast parser; None if a block is not regular.
+
+    ``X`` is filled in place, block after block, in ``dtype``: a plain file's
+    size and its first block give the number of rows to allocate, and a
+    compressed file's array grows by a quarter at a time (``ndarray.resize``,
+    a ``realloc`` that moves pages rather than copying them). None, for the
+    careful parser to read the file again, whenever a block is not regular
+    dense lines or the file raises anything: then every message is that of
+    the careful parser, with its file and line.
+
+    Returns ``(out, n_needed, found)``: ``out`` the list ``[X, y, qid]`` (and
+    docids), ``n_needed`` the columns the file needs, ``found`` the
+    non-finite counts of :func:`_non_finite`.
+    """
+    total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
+    X = None
+    rows = 0
+    labels, qids, docids = [], [], []
+    found = (0, None, 0, None)
+    for text, first_line, parsed in _parsed_blocks(path, parser, _n_threads()):
+        if parsed is None:
+            return None
+        values, y, qid, first_index = parsed
+        n, d = values.shape
+        if X is None:
+            layout = (first_index, d)
+            offset = first_index if zero_based else first_index - 1
+            width = offset + d if n_features is None else n_features
+            if offset < 0 or offset + d > width:
+                return None
+            capacity = n if total is None else int(n * total / len(text) * 1.02) + 1
+            try:
+                X = np.empty((max(capacity, n), width), dtype=dtype)
+            except (ValueError, MemoryError):  # the careful path names n_features
+                return None
+        elif (first_index, d) != layout:
+            return None
+        if rows + n > X.shape[0]:
+            X.resize((max(rows + n, X.shape[0] * 5 // 4), width), refcheck=False)
+        part = X[rows : rows + n]
+        with np.errstate(over="ignore"):  # a double beyond float32 is inf, as a cast makes it
+            part[:, offset : offset + d] = values
+        part[:, :offset] = 0
+        part[:, offset + d :] = 0
+        _positive_zeros(part)
+        found = _add_non_finite(found, _non_finite(part, y, lambda row: first_line + row))
+        del part  # a view of X, which the next resize may move
+        if return_docids:
+            try:
+                docids.append(_read_docids(text, path, first_line))
+            except ValueError:
+                return None
+        labels.append(y)
+        qids.append(qid)
+        rows += n
+        progress.update(n, len(text))
+    if X is None:
+        return None
+    X.resize((rows, X.shape[1]), refcheck=False)
+    out = [X, np.concatenate(labels), np.concatenate(qids)]
+    if return_docids:
+        out.append(np.concatenate(docids))
+    return out, offset + d, found
+
+
+def _load_careful(path, *, dtype, return_docids, zero_based, progress):
+    """Load ``path`` with scikit-learn's parser and every check; ``_load_regular``'s returns.
+
+    The whole text is held: a bad line is found by bisection over it, and
+    the messages count lines over the whole file.
+    """
+    text = _read_text(path)
+    try:
+        X, y = _parse(text, dtype)
+    except _PARSE_ERRORS as exc:
+        raise _parse_error(text, path, exc) from exc
+    qid = _read_qid(text, path, X.shape[0])
+    if not zero_based:
+        _shift_to_one_based(X, text, path)
+    out = [X, np.asarray(y, dtype=np.float64), qid]
+    if return_docids:
+        docids = _read_docids(text, path)
+        if docids.shape[0] != X.shape[0]:  # pragma: no cover - defensive
+            raise RuntimeError(
+                f"Read {docids.shape[0]} docids but {X.shape[0]} rows from "
+                f"{os.fspath(path)!r}."
+            )
+        out.append(docids)
+    found = _non_finite(X, y, lambda row: _line_number(text, row))
+    progress.update(X.shape[0], len(text), final=True)
+    # Columns the file needs: its largest column index plus one.
+    n_needed = int(X.indices.max()) + 1 if X.nnz else 0
+    return out, n_needed, found
+
+
+def _load_files(
+    paths, *, n_features, dense, return_docids, zero_based, dtype=np.float64,
+    engine="auto", verbose=False, name="load_letor",
+):
     """Load several LETOR files to matrices of one width.
 
     Returns one ``(X, y, qid)`` or ``(X, y, qid, docids)`` tuple per path.
     Every file is parsed with its indices taken as they are written
     (``zero_based=True``), and shifted afterwards when ``zero_based=False``,
     so that both conventions are decided by the caller, never by the file.
-    Only one file's text is held at a time.
+    A dense file of regular lines is read block by block by the fast parser
+    of ``engine``; any other file, or one the fast parser gives up on, is
+    read whole by the careful one. Only one file is held at a time.
     """
     for path in paths:
         _check_no_nul(path, "path")
+    dtype = _check_float_dtype(dtype)
+    parser = _block_parser(engine) if dense else None
     results = []
+    needed = []
     for path in paths:
-        text = _read_text(path)
-        try:
-            X, y = _parse(text)
-        except _PARSE_ERRORS as exc:
-            raise _parse_error(text, path, exc) from exc
-        qid = _read_qid(text, path, X.shape[0])
-        if not zero_based:
-            _shift_to_one_based(X, text, path)
-        out = [X, np.asarray(y, dtype=np.float64), qid]
-        if return_docids:
-            docids = _read_docids(text, path)
-            if docids.shape[0] != X.shape[0]:  # pragma: no cover - defensive
-                raise RuntimeError(
-                    f"Read {docids.shape[0]} docids but {X.shape[0]} rows from "
-                    f"{os.fspath(path)!r}."
+        loaded = None
+        if parser is not None:
+            total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
+            progress = _Progress(name, path, total, verbose)
+            loaded = _load_regular(
+                path, n_features=n_features, dtype=dtype, zero_based=zero_based,
+                return_docids=return_docids, parser=parser, progress=progress,
+            )
+            if loaded is None:
+                progress.note(
+                    "not every line lists the same features in order; reading "
+                    "the file again with scikit-learn's parser"
                 )
-            out.append(docids)
-        # Last, so that a file the checks above reject does not warn first.
-        _warn_non_finite(X, y, text, path)
+            else:
+                progress.update(0, 0, final=True)
+        if loaded is None:
+            progress = _Progress(name, path, None, verbose)
+            loaded = _load_careful(
+                path, dtype=dtype, return_docids=return_docids,
+                zero_based=zero_based, progress=progress,
+            )
+        out, n_needed, found = loaded
+        # Last, so that a file the checks above reject does not warn first;
+        # the warning points at the caller of load_letor(_fold).
+        _warn_non_finite(path, found, stacklevel=4)
         results.append(out)
-        del text
+        needed.append(n_needed)
 
-    # Columns each file needs: its largest column index plus one.
-    needed = [int(out[0].indices.max()) + 1 if out[0].nnz else 0 for out in results]
     if n_features is None:
         n_features = max(max(needed), 1)
     for path, n_needed in zip(paths, needed):
@@ -478,6 +812,11 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
             )
     for path, out in zip(paths, results):
         X = out[0]
+        if not sp.issparse(X):  # read by the fast parser, as wide as its file needs
+            if X.shape[1] != n_features:
+                out[0] = np.zeros((X.shape[0], n_features), dtype=X.dtype)
+                out[0][:, : X.shape[1]] = X
+            continue
         try:
             X.resize((X.shape[0], n_features))  # in place; no entry is dropped
             if dense:
@@ -500,11 +839,15 @@ def _load_files(paths, *, n_features, dense, return_docids, zero_based):
         "dense": ["boolean"],
         "return_docids": ["boolean"],
         "zero_based": ["boolean"],
+        "dtype": "no_validation",  # checked by _check_float_dtype
+        "engine": [StrOptions(set(_ENGINES))],
+        "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=True,
 )
 def load_letor(
-    path, *, n_features=None, dense=True, return_docids=False, zero_based=False
+    path, *, n_features=None, dense=True, return_docids=False, zero_based=False,
+    dtype=np.float64, engine="auto", verbose=False,
 ):
     """Load a learning-to-rank file in the LETOR / SVMlight format.
 
@@ -540,10 +883,32 @@ def load_letor(
         zero-based, as :func:`sklearn.datasets.dump_svmlight_file` writes
         them by default: feature ``0:`` is column 0.
 
+    dtype : {np.float64, np.float32}, default=np.float64
+        Data type of ``X``. A float32 ``X`` is parsed straight into float32,
+        never through a float64 copy of ``X``; its values are those of the
+        float64 parse cast to float32 (``X64.astype(np.float32)``), each the
+        float32 nearest to the double nearest to the decimal string.
+
+    engine : {"auto", "numpy", "pandas", "sklearn"}, default="auto"
+        Parser of files whose lines all list the same features in order
+        (``1:<v> 2:<v> ... d:<v>`` on every line, as in the LETOR, MSLR-WEB
+        and Yahoo! files). ``"pandas"`` parses them with pandas' C reader
+        (the ``fast`` extra: ``pip install 'skrank[fast]'``), ``"numpy"``
+        with NumPy alone, ``"auto"`` with pandas when it can be imported and
+        NumPy otherwise. Any other file (missing features, comment lines,
+        ``nan``, a bad line, ...) and every file with ``"sklearn"`` is read
+        with :func:`sklearn.datasets.load_svmlight_file` and skrank's checks.
+        Every engine returns the same arrays, to the last bit, and the same
+        errors and warnings.
+
+    verbose : bool or int, default=False
+        Print the progress of the read (rows, MB read, MB/s) to stderr,
+        about once a second, and a last line when it is done.
+
     Returns
     -------
     X : ndarray of shape (n_samples, n_features) or sparse CSR matrix
-        Feature values, float64.
+        Feature values, of type ``dtype``.
 
     y : ndarray of shape (n_samples,)
         Relevance labels, float64.
@@ -587,10 +952,14 @@ def load_letor(
         counts the non-finite labels and feature values and gives the line
         of the first of each; the values are loaded as they are.
 
+    ImportError
+        If ``engine="pandas"`` and pandas cannot be imported.
+
     See Also
     --------
     load_letor_fold : Load the train, validation and test files of one fold.
-    sklearn.datasets.load_svmlight_file : The parser used for the numbers.
+    iter_letor_chunks : Read a file in chunks of whole queries.
+    sklearn.datasets.load_svmlight_file : The careful parser of the numbers.
 
     Notes
     -----
@@ -605,11 +974,24 @@ def load_letor(
     of millions of lines load in seconds.
 
     Lines may end in ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files);
-    the file is read into memory once and its line endings are made
-    ``\\n`` before parsing, so rows, qids and docids agree in every case and
-    a line number in an error message counts every kind of line end. A UTF-8
-    byte order mark at the start of the file, which some editors write, is
-    dropped.
+    their line endings are made ``\\n`` before parsing, so rows, qids and
+    docids agree in every case and a line number in an error message counts
+    every kind of line end. A UTF-8 byte order mark at the start of the
+    file, which some editors write, is dropped.
+
+    Memory. A file whose lines all list the same features in order is read
+    in blocks of whole lines of about 4 MiB, decompressed on the fly for
+    ``.gz`` and ``.bz2``, and each block is parsed straight into ``X``: the
+    peak is ``X`` (allocated once for a plain file, from its size; grown by a
+    quarter at a time for a compressed one) plus ``y`` and ``qid`` plus a
+    bounded buffer of about 50 MiB per parsing thread (a block and the
+    positions and numbers of its tokens; up to 4 threads, one per core). Any other file is read
+    whole into memory and parsed by scikit-learn as a sparse matrix, which
+    takes about 4 times the float64 ``X`` at its peak. When the first
+    irregular line comes late in a file, the blocks before it were read for
+    nothing, and the file is read again by the careful parser; every error
+    of a file, whatever its engine, is raised by the careful parser, so that
+    it names the file and the line.
 
     There is no ``zero_based="auto"``, unlike
     :func:`sklearn.datasets.load_svmlight_file`: that heuristic decides per
@@ -653,8 +1035,303 @@ def load_letor(
         dense=dense,
         return_docids=return_docids,
         zero_based=zero_based,
+        dtype=dtype,
+        engine=engine,
+        verbose=verbose,
     )
     return result
+
+
+def _careful_block(text, path, first_line, *, dtype, zero_based):
+    """A block of text parsed by scikit-learn with every check, as a pending piece.
+
+    Returns ``(X, y, qid, lines, needed)``: ``X`` dense, as wide as the block
+    needs, ``lines`` the line number of each row and ``needed`` the columns
+    each row needs. Errors and messages are those of :func:`load_letor`,
+    their lines counted from the start of the file. A block without data
+    lines gives zero rows.
+    """
+    if _DATA_LINE.search(text) is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return np.zeros((0, 0), dtype=dtype), np.zeros(0), empty, empty, empty
+    try:
+        X, y = _parse(text, dtype)
+    except _PARSE_ERRORS as exc:
+        raise _parse_error(text, path, exc, first_line) from exc
+    qid = _read_qid(text, path, X.shape[0], first_line)
+    if not zero_based:
+        _shift_to_one_based(X, text, path, first_line)
+    # Indices increase along a row: its last one is its largest.
+    has_entries = np.diff(X.indptr) > 0
+    needed = np.zeros(X.shape[0], dtype=np.int64)
+    needed[has_entries] = X.indices[X.indptr[1:][has_entries] - 1] + 1
+    X.resize((X.shape[0], int(needed.max())))
+    lines = _data_line_numbers(text, first_line)
+    return X.toarray(), np.asarray(y, dtype=np.float64), qid, lines, needed
+
+
+def _check_runs(qid, lines, path, finished, current):
+    """Check that no query of a block comes back after its run of lines ended.
+
+    ``finished`` maps each query whose run has ended to the last line of the
+    run; ``current`` is ``(qid, last line)`` of the run the previous block
+    ended in, or None. Returns the ``current`` of this block's last run.
+    """
+    bounds = [0, *(np.flatnonzero(np.diff(qid)) + 1).tolist(), qid.size]
+    for start, stop in zip(bounds[:-1], bounds[1:]):  # one step per query
+        q = int(qid[start])
+        if current is not None and current[0] != q:
+            finished[current[0]] = current[1]
+            if q in finished:
+                raise ValueError(
+                    f"Line {int(lines[start])} of {os.fspath(path)!r} has qid "
+                    f"{q}, whose earlier lines end on line {finished[q]}: the "
+                    "lines of a query must be contiguous for the file to be read "
+                    "in chunks of whole queries. Sort the file by qid (keeping "
+                    "the order of the lines of each query), or read it whole "
+                    "with load_letor."
+                )
+        current = (q, int(lines[stop - 1]))
+    return current
+
+
+class _Pending:
+    """Rows read but not yet yielded, as pieces ``(X, y, qid, lines, needed)``."""
+
+    def __init__(self, path, dtype):
+        self.path = path
+        self.dtype = dtype
+        self.pieces = []
+        self.n_rows = 0
+
+    def add(self, piece):
+        self.pieces.append(piece)
+        self.n_rows += piece[1].size
+
+    def ready(self, chunk_rows, final):
+        """Rows of whole queries to yield now: about ``chunk_rows``, or 0 to read on.
+
+        The last query read may go on in the next block, so it counts only
+        at the end of the file (``final``).
+        """
+        if not self.n_rows:
+            return 0
+        qid = np.concatenate([piece[2] for piece in self.pieces])
+        bounds = np.flatnonzero(np.diff(qid)) + 1  # where a query starts
+        if final:
+            bounds = np.append(bounds, qid.size)
+        if not bounds.size or not final and bounds[-1] < chunk_rows:
+            return 0
+        fitting = bounds[bounds <= chunk_rows]
+        return int(fitting[-1]) if fitting.size else int(bounds[0])
+
+    def width(self, n_rows):
+        """Columns the first ``n_rows`` rows need, at least 1."""
+        width, done = 1, 0
+        for _, y, _, _, needed in self.pieces:
+            n = min(n_rows - done, y.size)
+            if n:
+                width = max(width, int(needed[:n].max()))
+            done += n
+        return width
+
+    def take(self, n_rows, width):
+        """The first ``n_rows`` rows as one chunk ``(X, y, qid)`` of ``width`` columns."""
+        X = np.zeros((n_rows, width), dtype=self.dtype)
+        ys, qids = [], []
+        done = 0
+        while done < n_rows:
+            piece_X, piece_y, piece_qid, lines, needed = self.pieces[0]
+            n = min(n_rows - done, piece_y.size)
+            beyond = np.flatnonzero(needed[:n] > width)
+            if beyond.size:
+                raise ValueError(
+                    f"Line {int(lines[beyond[0]])} of {os.fspath(self.path)!r} has "
+                    f"a feature in column {int(needed[beyond[0]])}, beyond the "
+                    f"{width} columns of the chunks (n_features, or with "
+                    "n_features=None the width of the first chunk). Pass "
+                    "n_features, the width of the data set."
+                )
+            columns = min(width, piece_X.shape[1])
+            X[done : done + n, :columns] = piece_X[:n, :columns]
+            ys.append(piece_y[:n])
+            qids.append(piece_qid[:n])
+            if n == piece_y.size:
+                self.pieces.pop(0)
+            else:
+                self.pieces[0] = tuple(part[n:] for part in self.pieces[0])
+            done += n
+        self.n_rows -= n_rows
+        return X, np.concatenate(ys), np.concatenate(qids)
+
+
+def _iter_chunks(path, *, chunk_rows, n_features, dtype, zero_based, engine):
+    """The generator of :func:`iter_letor_chunks`, its arguments checked."""
+    parser = _block_parser(engine)
+    if parser is None:
+        blocks = ((text, first_line, None) for text, first_line in _iter_blocks(path))
+    else:
+        blocks = _parsed_blocks(path, parser, _n_threads())
+    finished, current = {}, None
+    width = n_features
+    pending = _Pending(path, dtype)
+    for text, first_line, parsed in blocks:
+        if parsed is not None:
+            values, y, qid, first_index = parsed
+            offset = first_index if zero_based else first_index - 1
+        if parsed is None or offset < 0:
+            piece = _careful_block(text, path, first_line, dtype=dtype, zero_based=zero_based)
+        else:
+            X = np.zeros((y.size, offset + values.shape[1]), dtype=dtype)
+            with np.errstate(over="ignore"):  # beyond float32: inf, as a cast
+                X[:, offset:] = values
+            _positive_zeros(X)
+            lines = np.arange(first_line, first_line + y.size)
+            piece = (X, y, qid, lines, np.full(y.size, X.shape[1]))
+        X, y, qid, lines, _ = piece
+        if not y.size:
+            continue
+        _warn_non_finite(path, _non_finite(X, y, lambda row: int(lines[row])), stacklevel=2)
+        current = _check_runs(qid, lines, path, finished, current)
+        pending.add(piece)
+        while n_rows := pending.ready(chunk_rows, final=False):
+            width = width or pending.width(n_rows)
+            yield pending.take(n_rows, width)
+    while n_rows := pending.ready(chunk_rows, final=True):
+        width = width or pending.width(n_rows)
+        yield pending.take(n_rows, width)
+    if current is None:
+        raise ValueError(f"The file {os.fspath(path)!r} has no data lines.")
+
+
+@validate_params(
+    {
+        "path": [str, os.PathLike],
+        "chunk_rows": [Integer(1, None, closed="left")],
+        "n_features": [Integer(1, None, closed="left"), None],
+        "dtype": "no_validation",  # checked by _check_float_dtype
+        "zero_based": ["boolean"],
+        "engine": [StrOptions(set(_ENGINES))],
+    },
+    prefer_skip_nested_validation=True,
+)
+def iter_letor_chunks(
+    path, *, chunk_rows=100_000, n_features=None, dtype=np.float64, zero_based=False,
+    engine="auto",
+):
+    """Read a LETOR file in chunks of whole queries, without holding it all.
+
+    The file is read block by block (decompressed on the fly for ``.gz`` and
+    ``.bz2``), and its rows are yielded in chunks of about ``chunk_rows``
+    rows, each made of whole queries: what a streamed fit or a scoring loop
+    needs for data larger than memory.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Path of the file, as in :func:`load_letor`.
+
+    chunk_rows : int, default=100_000
+        Number of rows to aim at in each chunk. A chunk holds the most whole
+        queries whose rows do not exceed ``chunk_rows``, or one query when it
+        alone is larger; the last chunk holds what is left.
+
+    n_features : int, default=None
+        Number of columns of every ``X``. A stream cannot know the width of
+        the file before reading it all, so ``None`` fixes it from the first
+        chunk (its largest feature index, plus one when ``zero_based=True``)
+        and a later line with a larger index raises a ``ValueError`` naming
+        the file and the line. Pass the data set's width (136 for MSLR-WEB)
+        to read any file.
+
+    dtype : {np.float64, np.float32}, default=np.float64
+        Data type of ``X``, as in :func:`load_letor`.
+
+    zero_based : bool, default=False
+        Whether the feature indices of the file start at 0, as in
+        :func:`load_letor`.
+
+    engine : {"auto", "numpy", "pandas", "sklearn"}, default="auto"
+        Parser of blocks whose lines all list the same features in order, as
+        in :func:`load_letor`; other blocks are read by scikit-learn's parser.
+
+    Yields
+    ------
+    X : ndarray of shape (n_chunk_rows, n_features)
+        Feature values of the chunk's rows, of type ``dtype``.
+
+    y : ndarray of shape (n_chunk_rows,)
+        Relevance labels, float64.
+
+    qid : ndarray of shape (n_chunk_rows,)
+        Query id of each row, int64; every query of the chunk is whole.
+
+    Raises
+    ------
+    ValueError
+        If a query's lines are not contiguous (qid 1, then 2, then 1 again):
+        the message names the file, the qid, the last line of its earlier run
+        and the line where it comes back. If a line has a feature beyond
+        the width (``n_features``, or the first chunk's). If a line is
+        rejected as :func:`load_letor` rejects it (a line the parser cannot
+        read, a line without a qid, a qid that is not an int64, a feature
+        ``0:`` with ``zero_based=False``, a corrupt compressed file, a file
+        without data lines): every message names the file and the line,
+        counted from the start of the file.
+    FileNotFoundError
+        If ``path`` does not exist (raised by the call, before any chunk).
+
+    Warns
+    -----
+    UserWarning
+        If labels or feature values are NaN or infinite, as
+        :func:`load_letor` warns, once for each block of lines (about 4 MiB)
+        that holds such values, counting that block's.
+
+    See Also
+    --------
+    load_letor : Load a whole file at once.
+
+    Notes
+    -----
+    Memory is bounded by the chunk (its ``X`` and the rows read beyond it up
+    to the end of a block) plus a buffer of a few blocks of about 4 MiB of
+    text, whatever the size of the file; the qid of each finished query is
+    kept to detect a query that comes back, which grows with the number of
+    queries, not of rows.
+
+    Concatenating the chunks gives the arrays :func:`load_letor` returns
+    for the file, to the last bit, when their widths agree (``n_features``
+    given, or the first chunk as wide as the file).
+
+    A missing qid is reported on its line, where :func:`load_letor` counts
+    the lines with a qid in the whole file; a block of a file, not the
+    file, is what the reader has seen when it finds one.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from skrank.datasets import iter_letor_chunks
+    >>> text = "".join(
+    ...     f"{rel} qid:{q} 1:0.{q}{rel} 2:0.5\\n" for q in range(1, 4) for rel in (2, 1, 0)
+    ... )
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "tiny.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write(text)
+    ...     chunks = list(iter_letor_chunks(path, chunk_rows=5))
+    >>> [qid.tolist() for _, _, qid in chunks]
+    [[1, 1, 1], [2, 2, 2], [3, 3, 3]]
+    >>> chunks[0][0].shape
+    (3, 2)
+    """
+    _check_no_nul(path, "path")
+    dtype = _check_float_dtype(dtype)
+    os.stat(path)  # a missing file raises here, not at the first chunk
+    return _iter_chunks(
+        path, chunk_rows=chunk_rows, n_features=n_features, dtype=dtype,
+        zero_based=zero_based, engine=engine,
+    )
 
 
 def _fold_name(fold):
@@ -684,11 +1361,15 @@ def _find_split_file(folder, split):
         "dense": ["boolean"],
         "return_docids": ["boolean"],
         "zero_based": ["boolean"],
+        "dtype": "no_validation",  # checked by _check_float_dtype
+        "engine": [StrOptions(set(_ENGINES))],
+        "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=True,
 )
 def load_letor_fold(
-    root, fold, *, n_features=None, dense=True, return_docids=False, zero_based=False
+    root, fold, *, n_features=None, dense=True, return_docids=False, zero_based=False,
+    dtype=np.float64, engine="auto", verbose=False,
 ):
     """Load the train, validation and test files of one LETOR fold.
 
@@ -721,6 +1402,16 @@ def load_letor_fold(
         Whether the feature indices of the three files start at 0, as in
         :func:`load_letor`. ``False`` (one-based, LETOR's convention) raises
         a ``ValueError`` on a feature ``0:`` in any of them.
+
+    dtype : {np.float64, np.float32}, default=np.float64
+        Data type of every ``X``, as in :func:`load_letor`.
+
+    engine : {"auto", "numpy", "pandas", "sklearn"}, default="auto"
+        Parser of files whose lines all list the same features in order, as
+        in :func:`load_letor`.
+
+    verbose : bool or int, default=False
+        Print the progress of each read to stderr, as in :func:`load_letor`.
 
     Returns
     -------
@@ -804,5 +1495,9 @@ def load_letor_fold(
         dense=dense,
         return_docids=return_docids,
         zero_based=zero_based,
+        dtype=dtype,
+        engine=engine,
+        verbose=verbose,
+        name="load_letor_fold",
     )
     return Bunch(**dict(zip(_SPLITS, results)))
