@@ -43,6 +43,7 @@ import os
 import pickle
 import struct
 import sys
+import tempfile
 import time
 import warnings
 import zlib
@@ -66,6 +67,8 @@ from ._compare import (
 from .datasets import load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
+from .stream import fit_stream, query_chunks
+from .stream._sources import DEFAULT_CHUNK_ROWS
 from .utils._routing import fit_qid_params, predict_scores
 
 __all__ = ["main"]
@@ -311,30 +314,44 @@ def _cmd_fit(args, parser):
             f"its parameters are {', '.join(sorted(valid))}"
         )
     est.set_params(**params)
+    if not args.stream:
+        for flag, given in (("--vali", args.vali), ("--chunk-rows", args.chunk_rows)):
+            if given is not None:
+                parser.error(f"{flag} is an option of the streamed fit: add --stream")
+    if args.epochs is not None:
+        est.set_params(max_iter=args.epochs)
+    if args.stream and not hasattr(est, "partial_fit"):
+        parser.error(f"--stream trains with partial_fit, which {args.ranker} has not "
+                     f"({'solver=lbfgs' if params.get('solver') == 'lbfgs' else 'not a '}"
+                     f"{'' if params.get('solver') == 'lbfgs' else 'stochastic ranker'}): "
+                     "use ListNet, SoftRank or BoltzRank with solver adam or sgd")
     _check_output(args.out)  # before the file is read and the ranker fitted
-    # --param verbose=1 shows the reading's progress too, before the fit's
-    X, y, qid = _load(args.train, n_features=args.n_features, zero_based=args.zero_based,
-                      verbose=bool(params.get("verbose")))
-    kwargs = fit_qid_params(est, qid)
     # the registry's settings and --param's: what differs from the class defaults
     shown = ranker_call(args.ranker, changed_params(est))
-    _log(f"fitting {shown} ...")
-    start = time.perf_counter()
-    try:
-        with _progress_on_stderr():
-            est.fit(X, y, **kwargs)
-    except (ValueError, TypeError) as exc:  # invalid parameter values among them
-        raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
-    except MemoryError as exc:  # sizes in --param, or a file, too large for the machine
-        raise _out_of_memory(f"fit {shown}", exc,
-                             "lower the sizes in --param or use a smaller file") from None
+    if args.stream:
+        start = _fit_streamed(est, args, shown)
+    else:
+        # --param verbose=1 shows the reading's progress too, before the fit's
+        X, y, qid = _load(args.train, n_features=args.n_features, zero_based=args.zero_based,
+                          verbose=bool(params.get("verbose")))
+        kwargs = fit_qid_params(est, qid)
+        _log(f"fitting {shown} ...")
+        start = time.perf_counter()
+        try:
+            with _progress_on_stderr():
+                est.fit(X, y, **kwargs)
+        except (ValueError, TypeError) as exc:  # invalid parameter values among them
+            raise CommandError(f"fitting {args.ranker} failed: {exc}") from None
+        except MemoryError as exc:  # sizes in --param, or a file, too large for the machine
+            raise _out_of_memory(f"fit {shown}", exc,
+                                 "lower the sizes in --param or use a smaller file") from None
     _log(f"fitted {args.ranker} in {time.perf_counter() - start:.1f} s")
     payload = {
         "format": MODEL_FORMAT,
         "skrank_version": __version__,
         "ranker": args.ranker,
         "params": params,
-        "n_features": X.shape[1],
+        "n_features": int(est.n_features_in_),
         "zero_based": args.zero_based,  # how predict reads files by default
         "estimator": est,
     }
@@ -344,6 +361,57 @@ def _cmd_fit(args, parser):
         raise CommandError(f"cannot write {args.out}: {exc}") from None
     _log(f"saved model to {args.out}")
     return 0
+
+
+def _fit_streamed(est, args, shown):
+    """Fit ``est`` over the epochs of the file ``args.train``, read chunk by chunk.
+
+    Returns the time the fit started; errors as :class:`CommandError`.
+    """
+    _check_file(args.train)
+    validation = {}
+    if args.vali is not None:
+        X_val, y_val, qid_val = _load(args.vali, n_features=args.n_features,
+                                      zero_based=args.zero_based)
+        validation = {"X_val": X_val, "y_val": y_val, "qid_val": qid_val}
+    chunk_rows = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
+    _log(f"fitting {shown} over {args.train}, read in chunks of about {chunk_rows} rows "
+         f"at every epoch (at most {est.max_iter}) ...")
+    start = time.perf_counter()
+    try:
+        with _progress_on_stderr():
+            fit_stream(est, args.train, chunk_rows=chunk_rows, n_features=args.n_features,
+                       zero_based=args.zero_based, **validation)
+    except (ValueError, TypeError) as exc:  # the reader's messages name the file
+        raise CommandError(
+            f"fitting {args.ranker} over {args.train} failed: {_in_cli_terms(str(exc))}"
+        ) from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {args.train}: {exc}") from None
+    except MemoryError as exc:
+        raise _out_of_memory(f"fit {shown}", exc,
+                             "lower --chunk-rows or the sizes in --param") from None
+    return start
+
+
+def _write_atomically(path, write):
+    """Call ``write(f)`` on a temporary file beside ``path``, then move it onto ``path``.
+
+    A failure (an error, an interrupted command) leaves ``path`` as it was.
+    """
+    path = Path(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.fchmod(fd, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
+        with os.fdopen(fd, "w") as f:
+            write(f)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def _load_model(path):
@@ -400,6 +468,8 @@ def _cmd_predict(args, parser):
     if zero_based and not args.zero_based:
         _log(f"reading {args.file} with zero-based feature indices, as the model's "
              "training file (fit --zero-based)")
+    if args.chunk_rows is not None:
+        return _predict_streamed(payload, args, zero_based)
     X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=zero_based)
     start = time.perf_counter()
     try:
@@ -415,6 +485,44 @@ def _cmd_predict(args, parser):
     _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out)
     if args.out is not None and str(args.out) != "-":
         _log(f"wrote {scores.shape[0]} scores to {args.out}")
+    return 0
+
+
+def _predict_streamed(payload, args, zero_based):
+    """``predict`` of a file read chunk by chunk, each chunk's scores written as it comes."""
+    _check_file(args.file)
+    estimator = payload["estimator"]
+    chunks = query_chunks(args.file, chunk_rows=args.chunk_rows,
+                          n_features=payload["n_features"], zero_based=zero_based)
+    start, n_rows = time.perf_counter(), 0
+
+    def write(f):
+        nonlocal n_rows
+        for X, _, qid in chunks:
+            with _progress_on_stderr():
+                scores = predict_scores(estimator, X, qid)
+            # repr: the shortest text that reads back to the same float
+            f.write("".join(f"{v!r}\n" for v in np.asarray(scores, np.float64).tolist()))
+            n_rows += len(scores)
+        f.flush()
+
+    try:
+        if args.out is None or str(args.out) == "-":
+            write(sys.stdout)
+        else:
+            _write_atomically(args.out, write)
+    except ValueError as exc:
+        raise CommandError(
+            f"predicting {args.file} failed: {_in_cli_terms(str(exc))}") from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {args.file} or write the scores: {exc}") from None
+    except MemoryError as exc:
+        raise _out_of_memory(f"score {args.file} with the {payload['ranker']} of {args.model}",
+                             exc, "lower --chunk-rows") from None
+    _log(f"scored {n_rows} rows in chunks of about {args.chunk_rows} rows in "
+         f"{time.perf_counter() - start:.1f} s")
+    if args.out is not None and str(args.out) != "-":
+        _log(f"wrote {n_rows} scores to {args.out}")
     return 0
 
 
@@ -534,6 +642,19 @@ def _build_parser():
         help="width of X (default: the largest feature index in TRAIN)",
     )
     fit.add_argument("--zero-based", action="store_true", help=ZERO_BASED_HELP)
+    fit.add_argument(
+        "--stream", action="store_true",
+        help=("fit over TRAIN read chunk by chunk at every epoch, never all in memory "
+              "(skrank.stream.fit_stream; ListNet, SoftRank, BoltzRank), for files larger "
+              "than memory"),
+    )
+    fit.add_argument("--chunk-rows", type=_positive_int, metavar="N",
+                     help=f"--stream: rows per chunk (default {DEFAULT_CHUNK_ROWS})")
+    fit.add_argument("--epochs", type=_positive_int, metavar="N",
+                     help="the most epochs (the ranker's max_iter)")
+    fit.add_argument("--vali", type=Path, metavar="FILE",
+                     help=("--stream: LETOR file of validation queries for early stopping "
+                           "(read into memory)"))
     fit.set_defaults(run=_cmd_fit, parser=fit)
 
     predict = sub.add_parser(
@@ -552,6 +673,10 @@ def _build_parser():
                          help="file for the scores (default: stdout)")
     predict.add_argument("--zero-based", action="store_true",
                          help=ZERO_BASED_HELP + " (default: as the model's training file)")
+    predict.add_argument("--chunk-rows", type=_positive_int, metavar="N",
+                         help=("read FILE in chunks of whole queries of about N rows and "
+                               "write each chunk's scores as they come (for files larger "
+                               "than memory; --out is replaced only once all are written)"))
     predict.set_defaults(run=_cmd_predict, parser=predict)
 
     evaluate = sub.add_parser(

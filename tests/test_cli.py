@@ -11,11 +11,13 @@ import pickle
 import re
 import subprocess
 import sys
+import warnings
 
 import joblib
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Ridge
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -1057,3 +1059,71 @@ def test_compare_letor_follows_the_convention(tmp_path, capsys):
     assert found["letor"] != found["trec_eval"]  # the flag changes the numbers
     assert main(["compare", str(root), "--rankers", "Ridge"]) == 0  # default: letor
     assert "'letor' convention" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------
+# Files larger than memory: fit --stream, predict --chunk-rows
+def test_fit_stream_is_fit_stream_of_the_file(train_file, tmp_path, capsys):
+    from skrank.stream import fit_stream
+
+    model, vali = tmp_path / "model.joblib", tmp_path / "vali.txt"
+    _write_letor(vali, *make_ranking(n_queries=6, n_docs=(3, 8), n_features=N_FEATURES,
+                                     random_state=2))
+    argv = ["fit", train_file, "--ranker", "ListNet", "--out", model, "--stream",
+            "--chunk-rows", "20", "--epochs", "4", "--vali", vali, "--param", "verbose=1"]
+    assert main([str(a) for a in argv]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""  # the epoch lines go to stderr
+    assert "read in chunks of about 20 rows at every epoch (at most 4)" in captured.err
+    assert re.search(r"^Epoch 1: \d+ rows, 24 queries, loss = .*, validation ndcg@10 = ",
+                     captured.err, flags=re.M)
+    fitted = joblib.load(model)["estimator"]
+    expected = ListNetRanker(random_state=0, max_iter=4)
+    X_val, y_val, qid_val = load_letor(vali)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit_stream(expected, str(train_file), chunk_rows=20, X_val=X_val, y_val=y_val,
+                   qid_val=qid_val)
+    np.testing.assert_array_equal(fitted.coef_, expected.coef_)
+    assert fitted.n_iter_ == expected.n_iter_
+
+
+def test_predict_chunk_rows_writes_the_scores_of_predict(train_file, tmp_path, capsys):
+    model, whole, chunked = (tmp_path / n for n in ("model.joblib", "whole.txt", "chunked.txt"))
+    assert main(["fit", str(train_file), "--ranker", "ListNet", "--out", str(model)]) == 0
+    assert main(["predict", str(model), str(train_file), "--out", str(whole)]) == 0
+    chunked.write_text("an older file\n")
+    assert main(["predict", str(model), str(train_file), "--out", str(chunked),
+                 "--chunk-rows", "15"]) == 0
+    assert "in chunks of about 15 rows" in capsys.readouterr().err
+    np.testing.assert_allclose(np.loadtxt(chunked), np.loadtxt(whole), rtol=1e-12, atol=0)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_predict_chunk_rows_keeps_the_old_scores_on_error(train_file, test_file, tmp_path,
+                                                          capsys):
+    """A file whose queries are interleaved cannot be streamed: --out is left as it was."""
+    model, out = tmp_path / "model.joblib", tmp_path / "scores.txt"
+    assert main(["fit", str(train_file), "--ranker", "ListNet", "--out", str(model)]) == 0
+    out.write_text("an older file\n")
+    capsys.readouterr()
+    message = _fails(["predict", model, test_file, "--out", out, "--chunk-rows", "15"], capsys)
+    assert re.search(r"predicting .*test\.txt failed: Line \d+ of '.*test\.txt' has qid \d+, "
+                     r"whose earlier lines end on line \d+", message)
+    assert out.read_text() == "an older file\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ranker", "LogRank", "--stream"], r"--stream trains with partial_fit, which LogRank "
+                                          r"has not \(not a stochastic ranker\)"),
+    (["--ranker", "ListNet", "--stream", "--param", "solver=lbfgs"],
+     r"which ListNet has not \(solver=lbfgs\)"),
+    (["--ranker", "ListNet", "--chunk-rows", "10"],
+     r"--chunk-rows is an option of the streamed fit: add --stream"),
+])
+def test_fit_stream_usage_errors(argv, message, train_file, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["fit", str(train_file), "--out", str(tmp_path / "m.joblib"), *argv])
+    assert exit_.value.code == 2
+    assert re.search(message, capsys.readouterr().err)

@@ -13,6 +13,7 @@ from skrank import (
     LogRankRanker,
     SoftRankRanker,
     get_ranking_scorer,
+    load_letor,
     make_ranking,
     make_ranking_scorer,
 )
@@ -93,7 +94,7 @@ def test_a_query_whose_rows_are_apart_raises(train):
 
 
 @pytest.mark.parametrize("source, match", [
-    ("nothing", r"A LETOR file|LETOR"),
+    ("nothing", r"No such file or directory: 'nothing'"),
     (42, r"source must be a path of a LETOR file, a tuple \(X, y, qid\)"),
     ((np.zeros((2, 2)), np.zeros(2)), r"source\[0\] must be a tuple \(X, y, qid\); got a "
                                       r"tuple of 2 items"),
@@ -108,6 +109,34 @@ def test_bad_chunk_rows_raise(train, chunk_rows):
     with pytest.raises(ValueError, match=rf"chunk_rows must be a positive integer; got "
                                          rf"{chunk_rows!r}"):
         query_chunks(train, chunk_rows=chunk_rows)
+
+
+def _write_letor(path, X, y, qid):
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, y, str(path), query_id=qid, zero_based=False)
+
+
+def test_a_letor_file_streams_as_its_arrays(train, tmp_path):
+    """A file is re-read every epoch, in chunks of whole queries: the fit of its arrays."""
+    _write_letor(tmp_path / "train.txt", *train)
+    X, y, qid = load_letor(tmp_path / "train.txt")  # as written (17 digits are not kept)
+    from_file = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), tmp_path / "train.txt",
+                       chunk_rows=100, n_features=5)
+    from_arrays = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2), (X, y, qid),
+                         chunk_rows=100)
+    assert_array_equal(_params(from_file), _params(from_arrays))
+    assert from_file.n_features_in_ == 5
+
+
+def test_a_query_apart_in_a_file_raises(train, tmp_path):
+    X, y, qid = train
+    qid = qid.copy()
+    qid[15] = qid[0]
+    _write_letor(tmp_path / "train.txt", X, y, qid)
+    with pytest.raises(ValueError, match=rf"Line 16 of '.*train.txt' has qid {qid[0]}, whose "
+                                         r"earlier lines end on line 10"):
+        fit_stream(_ranker(ListNetRanker), tmp_path / "train.txt", n_features=5)
 
 
 # ----------------------------------------------------------------------

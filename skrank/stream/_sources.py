@@ -79,9 +79,20 @@ class _WholeQueries:
 class QueryChunks:
     """A re-iterable sequence of ``(X, y, qid)`` chunks of whole queries.
 
-    Made by :func:`query_chunks`; iterating it reads the source afresh (a
-    file is re-read, a memory map is sliced again) and checks that its
-    queries are whole. ``description`` names the source in messages.
+    Made by :func:`query_chunks` (build it with that function); iterating it
+    reads the source afresh (a file is re-read, a memory map is sliced
+    again) and checks that its queries are whole.
+
+    Parameters
+    ----------
+    make : callable
+        Returns a fresh iterator of the source's ``(X, y, qid)`` chunks.
+    description : str
+        Names the source in messages and in the repr.
+    where : callable
+        ``where(chunk, row)`` describes row ``row`` of chunk number
+        ``chunk`` for a message (a row of an array, of a block, of a
+        partition).
     """
 
     make: object
