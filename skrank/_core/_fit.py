@@ -202,7 +202,7 @@ class Objective:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
             yield Batch(X, LossState(
-                QueryLayout.from_sizes(sizes[lo:hi]),
+                QueryLayout._from_trusted_sizes(sizes[lo:hi]),
                 {k: v[take] for k, v in state.per_row.items()},
                 {k: v[lo:hi] for k, v in per_query.items()},
                 prepared_by=state.prepared_by,
