@@ -112,9 +112,10 @@ class Objective:
             X, state = batch.X, batch.state
         scores, cache = self.network.forward(params, X, state.layout)
         check_finite(scores, "scores")
-        # the network runs in X's dtype; the loss on float64 scores (one per row)
+        # the network runs in X's dtype; the loss on float64 scores (one per row).
+        # A batch's state is cut from self.state, which batches() checked.
         value, dscores = self.loss._mean_value_and_grad(
-            scores.astype(np.float64, copy=False), state)
+            scores.astype(np.float64, copy=False), state, check_state=batch is None)
         grad = self.network.backward(params, cache, dscores)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
         grad += penalty_grad
@@ -174,6 +175,7 @@ class Objective:
         copied per epoch beyond one index array.
         """
         layout, state = self.state.layout, self.state
+        self.loss._check_state(state)  # once for every batch cut from it
         n_queries, offsets = self.n_queries, layout.offsets
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         perm = random_state.permutation(n_queries)
