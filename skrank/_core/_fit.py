@@ -113,7 +113,7 @@ class Objective:
         scores, cache = self.network.forward(params, X, state.layout)
         check_finite(scores, "scores")
         # the network runs in X's dtype; the loss on float64 scores (one per row).
-        # A batch's state is cut from self.state, which batches() checked.
+        # A batch's state is cut from self.state, checked once per pass over the batches.
         value, dscores = self.loss._mean_value_and_grad(
             scores.astype(np.float64, copy=False), state, check_state=batch is None)
         grad = self.network.backward(params, cache, dscores)
