@@ -659,6 +659,37 @@ def test_batches_refuse_a_state_their_loss_could_not_have_prepared(data):
         next(objective.batches(4, np.random.RandomState(0)))
 
 
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_a_batch_has_the_objective_of_its_checked_layout(name, data):
+    """Every loss on the loop's unchecked batch layouts: the objective of checked layouts."""
+    from dataclasses import replace
+
+    from skrank._core._fit import Batch
+
+    X, y, qid = data
+    full = QueryLayout(qid)
+    keep = full.to_rows(full.index_in_query) < 2 + full.codes % 9  # 2 to 10 rows a query
+    X, y, qid = X[keep], y[keep], qid[keep]
+    perm = np.random.RandomState(0).permutation(len(qid))  # rows gathered from X
+    X, y, layout = X[perm], y[perm], QueryLayout(qid[perm])
+    rows = layout.order
+    weights = layout.expand(np.random.RandomState(1).uniform(0.5, 2.0, layout.n_queries))
+    loss = LOSSES[name]()
+    state = loss.prepare(y[rows], QueryLayout(qid[perm][rows]), sample_weight=weights,
+                         random_state=0)
+    network = make_network(X.shape[1], (3,))
+    objective = Objective(network, loss, state, y[rows], X, rows, 1e-3)
+    params = network.init_params(np.random.RandomState(2))
+    for batch in objective.batches(3, np.random.RandomState(3)):
+        sizes = batch.state.layout.sizes  # the batch's queries numbered 0, 1, ... as qid
+        checked = QueryLayout(np.repeat(np.arange(len(sizes)), sizes))
+        checked = Batch(batch.X, replace(batch.state, layout=checked))
+        value, grad = objective.value_and_grad(params, batch)
+        expected_value, expected_grad = objective.value_and_grad(params, checked)
+        assert value == expected_value
+        assert_array_equal(grad, expected_grad)
+
+
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
 @pytest.mark.parametrize("what, alpha, scale, weight", [
     ("scores", 0.0, 1e300, 1e10),
