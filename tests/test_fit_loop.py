@@ -642,6 +642,79 @@ def test_extreme_features_stay_finite(ranker_class, data):
     assert np.isfinite(ranker.loss_curve_).all()
 
 
+def _listnet_objective(data, alpha=0.0, scale=1.0):
+    X, y, qid = data
+    loss = LOSSES["listnet"]()
+    return Objective(LinearNetwork(X.shape[1]), loss, loss.prepare(y, QueryLayout(qid)), y,
+                     X * scale, None, alpha)
+
+
+def test_batches_refuse_a_state_their_loss_could_not_have_prepared(data):
+    """The batches' states are not checked one by one: their common state is, once per epoch."""
+    X, y, qid = data
+    objective = _listnet_objective(data)
+    objective.state = LOSSES["softrank"]().prepare(y, QueryLayout(qid))
+    with pytest.raises(TypeError, match=r"^state must be the LossState returned by this "
+                                        r"loss's prepare .* prepared by SoftRankLoss\.$"):
+        next(objective.batches(4, np.random.RandomState(0)))
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_a_batch_has_the_objective_of_its_checked_layout(name, data):
+    """Every loss on the loop's unchecked batch layouts: the objective of checked layouts."""
+    from dataclasses import replace
+
+    from skrank._core._fit import Batch
+
+    X, y, qid = data
+    full = QueryLayout(qid)
+    keep = full.to_rows(full.index_in_query) < 2 + full.codes % 9  # 2 to 10 rows a query
+    X, y, qid = X[keep], y[keep], qid[keep]
+    perm = np.random.RandomState(0).permutation(len(qid))  # rows gathered from X
+    X, y, layout = X[perm], y[perm], QueryLayout(qid[perm])
+    rows = layout.order
+    weights = layout.expand(np.random.RandomState(1).uniform(0.5, 2.0, layout.n_queries))
+    loss = LOSSES[name]()
+    state = loss.prepare(y[rows], QueryLayout(qid[perm][rows]), sample_weight=weights,
+                         random_state=0)
+    network = make_network(X.shape[1], (3,))
+    objective = Objective(network, loss, state, y[rows], X, rows, 1e-3)
+    params = network.init_params(np.random.RandomState(2))
+    for batch in objective.batches(3, np.random.RandomState(3)):
+        sizes = batch.state.layout.sizes  # the batch's queries numbered 0, 1, ... as qid
+        checked = QueryLayout(np.repeat(np.arange(len(sizes)), sizes))
+        checked = Batch(batch.X, replace(batch.state, layout=checked))
+        value, grad = objective.value_and_grad(params, batch)
+        expected_value, expected_grad = objective.value_and_grad(params, checked)
+        assert value == expected_value
+        assert_array_equal(grad, expected_grad)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+@pytest.mark.parametrize("what, alpha, scale, weight", [
+    ("scores", 0.0, 1e300, 1e10),
+    ("objective", 1e308, 1.0, 2.0),  # alpha / 2 * w^2 = 2e308
+    ("gradient", 1.5e308, 1.0, 1.5),  # alpha * w = 2.25e308; alpha / 2 * w^2 = 1.69e308
+])
+@pytest.mark.parametrize("batch_size", [None, 1, 4], ids=["all", "one", "four"])
+def test_a_batch_names_what_overflowed(data, what, alpha, scale, weight, batch_size):
+    """Mini-batches skip the checks of what the loop built, not the divergence checks."""
+    from skrank._core._solvers import DivergenceError
+
+    objective = _listnet_objective(data, alpha, scale)
+    params = np.zeros(objective.n_params)
+    params[0] = weight
+    batch = (None if batch_size is None
+             else next(objective.batches(batch_size, np.random.RandomState(0))))
+    with pytest.raises(DivergenceError, match=rf"^the {what} overflowed to inf or NaN: the "
+                                              r"optimisation diverged\.$"):
+        objective.value_and_grad(params, batch)
+    # with a finite first weight, the same batch is finite
+    params[0] = 1e-3
+    value, grad = objective.value_and_grad(params, batch)
+    assert np.isfinite(value) and np.isfinite(grad).all()
+
+
 # ----------------------------------------------------------------------
 # No copy of the training rows
 @pytest.mark.parametrize("pairwise", [None, (3,)], ids=["unary", "pairwise"])

@@ -200,6 +200,22 @@ def test_from_sizes_matches_layout_of_qid(sizes):
         expected.n_samples, expected.n_queries, expected.max_size)
 
 
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=20), st.booleans())
+@settings(max_examples=50, deadline=None)
+def test_trusted_sizes_build_what_from_sizes_builds(sizes, with_ids):
+    """The fit loop's unchecked constructor: on valid sizes, every attribute as from_sizes'."""
+    sizes = np.array(sizes, dtype=np.intp)
+    ids = 7 - 2 * np.arange(len(sizes)) if with_ids else None  # distinct, not sorted
+    checked = QueryLayout.from_sizes(sizes, ids)
+    trusted = QueryLayout._from_trusted_sizes(sizes, ids)
+    assert vars(trusted).keys() == vars(checked).keys()
+    for name, value in vars(checked).items():
+        assert type(getattr(trusted, name)) is type(value), name
+        if isinstance(value, np.ndarray):
+            assert getattr(trusted, name).dtype == value.dtype, name
+        np.testing.assert_array_equal(getattr(trusted, name), value, err_msg=name)
+
+
 @pytest.mark.parametrize(
     "lo, hi, error, match",
     [

@@ -112,9 +112,10 @@ class Objective:
             X, state = batch.X, batch.state
         scores, cache = self.network.forward(params, X, state.layout)
         check_finite(scores, "scores")
-        # the network runs in X's dtype; the loss on float64 scores (one per row)
+        # the network runs in X's dtype; the loss on float64 scores (one per row).
+        # A batch's state is cut from self.state, checked once per pass over the batches.
         value, dscores = self.loss._mean_value_and_grad(
-            scores.astype(np.float64, copy=False), state)
+            scores.astype(np.float64, copy=False), state, check_state=batch is None)
         grad = self.network.backward(params, cache, dscores)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
         grad += penalty_grad
@@ -184,6 +185,7 @@ class Objective:
         the order in which its queries came.
         """
         layout, state = self.state.layout, self.state
+        self.loss._check_state(state)  # once for every batch cut from it
         n_queries, offsets = self.n_queries, layout.offsets
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         positions, sizes = layout.query_positions(perm)
@@ -211,7 +213,7 @@ class Objective:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
             yield Batch(X, LossState(
-                QueryLayout.from_sizes(sizes[lo:hi]),
+                QueryLayout._from_trusted_sizes(sizes[lo:hi]),
                 {k: v[take] for k, v in state.per_row.items()},
                 {k: v[lo:hi] for k, v in per_query.items()},
                 prepared_by=state.prepared_by,

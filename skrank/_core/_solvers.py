@@ -21,6 +21,8 @@ would otherwise make every step 0, and the run would silently keep its
 initial weights), and L-BFGS the squared norm of every gradient.
 """
 
+import math
+
 import numpy as np
 from scipy.optimize import minimize
 
@@ -38,7 +40,9 @@ def check_finite(values, what):
 
     ``what`` names the values in the message (e.g. ``"scores"``).
     """
-    if not np.isfinite(values).all():
+    # a float (an objective, a squared norm) without numpy's per-call cost
+    finite = math.isfinite(values) if isinstance(values, float) else np.isfinite(values).all()
+    if not finite:
         raise DivergenceError(f"the {what} overflowed to inf or NaN: the optimisation diverged.")
 
 

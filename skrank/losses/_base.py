@@ -281,10 +281,11 @@ class ListwiseLoss:
             _, state = state.take(queries)
         layout = state.layout
         scores = _check_finite_vector("scores", scores, layout.n_samples)
-        value, grad = self._mean_value_and_grad(layout.to_sorted(scores), state)
+        value, grad = self._mean_value_and_grad(layout.to_sorted(scores), state,
+                                                check_state=False)  # checked above
         return value, layout.to_rows(grad)
 
-    def _mean_value_and_grad(self, s_sorted, state):
+    def _mean_value_and_grad(self, s_sorted, state, check_state=True):
         """:meth:`value_and_grad` of finite float64 scores in sorted order, unchecked.
 
         For the fit loop, which checks the scores once and keeps every
@@ -297,6 +298,10 @@ class ListwiseLoss:
             order of ``state.layout``.
         state : LossState
             From :meth:`prepare` (or :meth:`LossState.take` of it).
+        check_state : bool, default=True
+            Whether to refuse a ``state`` this loss could not have prepared
+            (:meth:`_check_state`). False where the caller took ``state``'s
+            rows from a state it checked (the fit loop's mini-batches).
 
         Returns
         -------
@@ -305,7 +310,8 @@ class ListwiseLoss:
         grad : ndarray of shape (n_rows,)
             Its gradient, in sorted order.
         """
-        self._check_state(state)
+        if check_state:
+            self._check_state(state)
         per_query, grad = self._value_and_grad(s_sorted, state)
         return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
                           state.layout.expand)

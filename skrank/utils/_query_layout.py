@@ -469,25 +469,36 @@ class QueryLayout:
         TypeError
             If ``sizes`` holds values that are not integers.
         """
-        layout = cls.__new__(cls)
         sizes = _check_sizes(sizes)
-        n_queries = sizes.shape[0]
-        if unique_qid is None:
-            unique_qid = np.arange(n_queries)
-        else:
-            unique_qid = _check_unique_qid(unique_qid, n_queries)
-        layout.unique_qid = unique_qid
-        layout.order = None
-        layout.offsets = np.zeros(n_queries + 1, dtype=np.intp)
-        np.cumsum(sizes, out=layout.offsets[1:])
+        if unique_qid is not None:
+            unique_qid = _check_unique_qid(unique_qid, sizes.shape[0])
+        layout = cls._from_trusted_sizes(sizes, unique_qid)
         # issue 27: the sizes are positive, so a sum past the largest intp
         # (which wraps around) shows as offsets that do not increase
-        if n_queries > 1 and not np.all(layout.offsets[2:] > layout.offsets[1:-1]):
+        if layout.n_queries > 1 and not np.all(layout.offsets[2:] > layout.offsets[1:-1]):
             total = sum(int(v) for v in sizes)
             raise ValueError(
                 f"sizes must sum to at most {np.iinfo(np.intp).max} rows (the largest "
                 f"array length); got sizes summing to {total}."
             )
+        return layout
+
+    @classmethod
+    def _from_trusted_sizes(cls, sizes, unique_qid=None):
+        """:meth:`from_sizes` without its checks, for sizes taken from a built layout.
+
+        For the fit loop, whose mini-batches are whole queries of a checked
+        layout: ``sizes`` must be a 1-D intp array of positive sizes (kept,
+        not copied) summing to at most the largest array length, and
+        ``unique_qid`` None or distinct ids, one per query. Nothing of that
+        is verified.
+        """
+        layout = cls.__new__(cls)
+        n_queries = sizes.shape[0]
+        layout.unique_qid = np.arange(n_queries) if unique_qid is None else unique_qid
+        layout.order = None
+        layout.offsets = np.zeros(n_queries + 1, dtype=np.intp)
+        np.cumsum(sizes, out=layout.offsets[1:])
         layout.sizes = sizes
         layout.n_samples = int(layout.offsets[-1])
         layout.n_queries = n_queries
