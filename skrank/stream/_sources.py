@@ -174,8 +174,9 @@ def _dask_chunks(source, label, qid, dtype):
         starts = np.r_[0, np.cumsum(X.chunks[0])]
 
         def make():
-            for i in range(X.numblocks[0]):
-                Xi, yi, qi = dask.compute(X.blocks[i], y.blocks[i], q.blocks[i])
+            blocks = zip(X.to_delayed()[:, 0], y.to_delayed(), q.to_delayed())
+            for X_block, y_block, q_block in blocks:  # computed one block at a time
+                Xi, yi, qi = dask.compute(X_block, y_block, q_block)
                 yield np.asarray(Xi, dtype=dtype), yi, qi
 
         def where(chunk, row):
@@ -203,8 +204,9 @@ def _dask_chunks(source, label, qid, dtype):
     features = [c for c in frame.columns if c not in (label, qid)]
 
     def make():
-        for i in range(frame.npartitions):
-            part = frame.get_partition(i).compute()
+        # one graph for all partitions, each computed when its chunk is needed
+        for part in frame.to_delayed():
+            part = part.compute()
             q = part.index.to_numpy() if index_qid else part[qid].to_numpy()
             yield part[features].to_numpy(dtype=dtype), part[label].to_numpy(), q
 
@@ -246,8 +248,8 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
         Width of ``X`` for a file (see
         :func:`~skrank.datasets.iter_letor_chunks`).
     dtype : dtype, default=None
-        dtype of the chunks' ``X`` from a file or a dask DataFrame (float64
-        when None); arrays keep theirs.
+        dtype of the chunks' ``X``; None keeps the source's (float64 for a
+        file).
     zero_based : bool, default=False
         Whether a file's feature indices start at 0.
 
@@ -286,8 +288,7 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
         return QueryChunks(make, repr(path), where)
     if _is_dask(source) or (isinstance(source, tuple) and len(source) == 3
                             and any(_is_dask(a) for a in source)):
-        make, where, description = _dask_chunks(
-            source, label, qid, np.float64 if dtype is None else dtype)
+        make, where, description = _dask_chunks(source, label, qid, dtype)
         return QueryChunks(make, description, where)
     if isinstance(source, tuple):
         parts = [source]
