@@ -957,14 +957,67 @@ def test_partial_fit_divergence_leaves_the_model_as_it_was(stochastic_class, dat
     X, y, qid = data
     ranker = _fast(stochastic_class, solver="sgd", momentum=1.0, hidden_layer_sizes=(5, 5),
                    activation="relu").partial_fit(X[:50], y[:50], qid=qid[:50])
-    fitted, memory = _params(ranker), ranker._solver_memory.copy()
     ranker.set_params(learning_rate_init=1e8)
     with pytest.raises(ValueError, match=r"diverged\. Likely cause: the step size"):
         for _ in range(20):
+            fitted, memory = _params(ranker), ranker._solver_memory[1].copy()
+            n_iter, t = ranker.n_iter_, ranker.t_
             ranker.partial_fit(X[50:], y[50:], qid=qid[50:])
-            ranker.partial_fit(X[:50], y[:50], qid=qid[:50])
     # the model and the solver state are those of the last call that succeeded
-    assert np.isfinite(_params(ranker)).all() and np.isfinite(ranker._solver_memory).all()
+    assert_array_equal(_params(ranker), fitted)
+    assert_array_equal(ranker._solver_memory[1], memory)
+    assert (ranker.n_iter_, ranker.t_) == (n_iter, t)
+
+
+def test_partial_fit_repeated_over_the_same_queries(stochastic_class, data):
+    """The scikit-learn loop over epochs: every call a new pass over the same queries."""
+    X, y, qid = data
+    ranker = _fast(stochastic_class)
+    for _ in range(3):
+        ranker.partial_fit(X, y, qid=qid)
+    assert ranker.n_iter_ == 3 and ranker.t_ == 3 * N_QUERIES
+
+
+def test_partial_fit_weighs_each_call_in_the_first_call_s_unit(data):
+    """Weights 10 in a later call step 10 times as far as weights 1 (SGD, no momentum, no
+    penalty): they are not scaled to mean 1 within their call."""
+    from skrank import ListNetRanker
+
+    X, y, qid = data
+    params = dict(solver="sgd", momentum=0.0, alpha=0.0, batch_size=N_QUERIES)
+    first, second = qid < 20, qid >= 20
+    steps = []
+    for weight in (1.0, 10.0):
+        ranker = _fast(ListNetRanker, **params).partial_fit(
+            X[first], y[first], qid=qid[first], sample_weight=np.ones(first.sum()))
+        before = _params(ranker)
+        ranker.partial_fit(X[second], y[second], qid=qid[second],
+                           sample_weight=np.full(second.sum(), weight))
+        steps.append(_params(ranker) - before)
+    assert_allclose(steps[1], 10 * steps[0], rtol=1e-10)
+    # after a weighted fit, the unit is that fit's mean query weight
+    ranker = _fit_quietly(_fast(ListNetRanker, max_iter=1, early_stopping=False, **params),
+                          X[first], y[first], qid=qid[first],
+                          sample_weight=np.full(first.sum(), 150.0))
+    before = _params(ranker)
+    ranker.partial_fit(X[second], y[second], qid=qid[second],
+                       sample_weight=np.full(second.sum(), 150.0))
+    assert_allclose(_params(ranker) - before, steps[0], rtol=1e-10)
+
+
+def test_partial_fit_with_another_solver_starts_its_state_afresh(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fast(stochastic_class, solver="adam").partial_fit(X[:50], y[:50], qid=qid[:50])
+    ranker.set_params(solver="sgd").partial_fit(X[50:], y[50:], qid=qid[50:])
+    assert ranker._solver_memory[0] == "sgd" and ranker.n_iter_ == 2
+
+
+def test_partial_fit_refuses_another_network(stochastic_class, data):
+    X, y, qid = data
+    ranker = _fast(stochastic_class).partial_fit(X[:50], y[:50], qid=qid[:50])
+    ranker.set_params(hidden_layer_sizes=(3,))
+    with pytest.raises(ValueError, match=r"warm_start=True continues the fitted"):
+        ranker.partial_fit(X[50:], y[50:], qid=qid[50:])
 
 
 def test_partial_fit_keeps_float32(stochastic_class, data):

@@ -1,5 +1,6 @@
 """Streams of whole queries: sources, fit_stream, predict_stream and score_stream."""
 
+import os
 import warnings
 
 import numpy as np
@@ -338,3 +339,165 @@ def test_dask_arrays_and_dataframe_on_a_local_cluster(train, fitted, dask_client
     with pytest.raises(ValueError, match=rf"qid={qid[105]} is split across two chunks: its "
                                          r"rows run to row 104 of block 0 \(row 104 of X\)"):
         fit_stream(_ranker(ListNetRanker), split)
+
+
+def test_dask_queries_in_a_column_and_empty_partitions(train, dask_client, installed):
+    dd = installed("dask.dataframe", "dask")
+    pd = installed("pandas", "test")
+    X, y, qid = train
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["label"], frame["qid"] = y, qid
+    # 6 partitions of 100 rows, whole queries, qid a column; one emptied by a filter
+    frame = dd.from_pandas(frame, npartitions=6, sort=False)
+    kept = frame[frame["qid"] >= 10]
+    from_frame = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=1), kept, label="label",
+                        qid="qid", shuffle=False)
+    in_memory = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=1),
+                       (X[100:], y[100:], qid[100:]), shuffle=False, chunk_rows=100)
+    assert_array_equal(_params(from_frame), _params(in_memory))
+    # a query across two partitions, for a model that scores a query's rows together
+    split = dd.from_pandas(frame.compute(), npartitions=7, sort=False)
+    pairwise = _quiet(_ranker(BoltzRankRanker, pairwise_hidden_layer_sizes=(3,),
+                              max_iter=1).fit, X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"is split across two chunks: its rows run to row "
+                                         r"\d+ of partition 0"):
+        predict_stream(pairwise, split, label="label", qid="qid")
+    with pytest.raises(ValueError, match=r"BoltzRankRanker scores the documents of a query "
+                                         r"together, so predict_stream needs the query ids"):
+        predict_stream(pairwise, split, label="label")
+    # a model scoring rows one by one needs no whole queries
+    assert_allclose(predict_stream(from_frame, split, label="label", qid="qid").compute(),
+                    from_frame.predict(X), rtol=1e-12, atol=1e-15)
+
+
+def test_a_tuple_mixing_dask_and_numpy_is_refused(train, installed):
+    da = installed("dask.array", "dask")
+    X, y, qid = train
+    with pytest.raises(TypeError, match=r"must be all dask arrays, chunked alike along the "
+                                        r"rows; got Array, ndarray, ndarray"):
+        query_chunks((da.from_array(X, chunks=(100, 5)), y, qid))
+
+
+def _first_return(qid):
+    """Brute force: (qid, row) of the first row whose query's rows stopped before it."""
+    seen, previous = set(), None
+    for row, q in enumerate(qid.tolist()):
+        if q != previous:
+            if q in seen:
+                return q, row
+            seen.add(q)
+        previous = q
+    return None
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_whole_query_check_against_brute_force(seed):
+    """Random runs of ids (some coming back), cut into random chunks of whole runs."""
+    rng = np.random.default_rng(seed)
+    n_runs = int(rng.integers(1, 40))
+    ids = rng.integers(0, 30 if seed % 2 else 1000, size=n_runs)
+    if seed % 3 == 0:
+        ids = np.sort(ids)  # increasing ids: the check's shortcut
+    sizes = rng.integers(1, 4, size=n_runs)
+    qid = np.repeat(ids, sizes)
+    # merge equal neighbouring runs into one run, as a stream sees them
+    X, y = np.zeros((len(qid), 1)), np.zeros(len(qid))
+    cuts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    chosen = np.sort(rng.choice(cuts[1:], size=min(len(cuts) - 1, int(rng.integers(0, 6))),
+                                replace=False)) if len(cuts) > 1 else np.array([], int)
+    parts = [(X[a:b], y[a:b], qid[a:b]) for a, b in zip(np.r_[0, chosen], np.r_[chosen, len(qid)])]
+    expected = _first_return(qid)
+    if expected is None:
+        assert sum(len(c[2]) for c in query_chunks(parts)) == len(qid)
+    else:
+        q, row = expected
+        part = int(np.searchsorted(np.r_[0, chosen], row, side="right")) - 1
+        local = row - np.r_[0, chosen][part]
+        where = f"row {local} of array {part}" if len(parts) > 1 else f"row {local}"
+        with pytest.raises(ValueError, match=rf"qid={q} is not contiguous: .* start again at "
+                                             rf"{where}\."):
+            list(query_chunks(parts))
+
+
+# ----------------------------------------------------------------------
+# A failed streamed fit leaves the ranker as it was
+def test_a_failed_fit_stream_keeps_the_previous_model(train):
+    X, y, qid = train
+    ranker = _quiet(_ranker(ListNetRanker, max_iter=3).fit, X, y, qid=qid)
+    before = {k: v for k, v in vars(ranker).items()}
+    parts = [(X[:95], y[:95], qid[:95]), (X[95:], y[95:], qid[95:])]
+    with pytest.raises(ValueError, match=r"is split across two chunks"):
+        fit_stream(ranker, parts)
+    assert set(vars(ranker)) == set(before)
+    assert_array_equal(ranker.coef_, before["coef_"])
+    assert ranker.n_iter_ == before["n_iter_"] and not hasattr(ranker, "_last_query")
+
+
+def test_a_bad_validation_set_is_found_at_the_first_chunk(train, validation, monkeypatch):
+    X, y, qid = train
+    X_val, y_val, qid_val = validation
+    calls = []
+    original = ListNetRanker._partial_fit
+    monkeypatch.setattr(ListNetRanker, "_partial_fit",
+                        lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    with pytest.raises(ValueError, match=r"X_val has 4 features, but ListNetRanker is "
+                                         r"expecting 5"):
+        fit_stream(_ranker(ListNetRanker), (X, y, qid), chunk_rows=100, X_val=X_val[:, :4],
+                   y_val=y_val, qid_val=qid_val)
+    assert len(calls) == 1  # not after a whole epoch
+    # and what needs no data is refused before any
+    with pytest.raises(ValueError, match=r"X_val and y_val must be given together; got only "
+                                         r"X_val"):
+        fit_stream(_ranker(ListNetRanker), (X, y, qid), X_val=X_val)
+    assert len(calls) == 1
+
+
+def test_learning_rate_decay_is_refused_before_reading(train):
+    with pytest.raises(ValueError, match=r"learning_rate_decay=0\.5 decays the step size .* "
+                                         r"which fit_stream does not compute"):
+        fit_stream(_ranker(ListNetRanker, learning_rate_decay=0.5), train)
+
+
+def test_early_stopping_drops_the_solver_state_of_later_epochs(train, validation):
+    X, y, qid = train
+    ranker = _ranker(ListNetRanker, max_iter=60, n_iter_no_change=2, tol=0.0,
+                     learning_rate_init=0.05)
+    _quiet(fit_stream, ranker, (X, y, qid), X_val=validation[0], y_val=validation[1],
+           qid_val=validation[2])
+    best = int(np.argmax(ranker.validation_scores_)) + 1
+    assert best < ranker.n_iter_ and not hasattr(ranker, "_solver_memory")
+
+
+@pytest.mark.parametrize("source, error, match", [
+    ([], ValueError, r"source is an empty list: it holds no \(X, y, qid\) arrays"),
+    ((np.zeros((0, 2)), np.zeros(0), np.zeros(0, dtype=int)), ValueError,
+     r"The source QueryChunks\(1 array\) holds no rows"),
+])
+def test_empty_sources_raise(source, error, match):
+    with pytest.raises(error, match=match):
+        fit_stream(_ranker(ListNetRanker), source)
+
+
+def test_memory_map_pages_are_released_chunk_by_chunk(tmp_path):
+    """The resident memory grows with a chunk, not with the rows read so far."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc to read the resident memory")
+    np.save(tmp_path / "X.npy", np.random.default_rng(0).random((200_000, 64),
+                                                                dtype=np.float32))
+    X = np.load(tmp_path / "X.npy", mmap_mode="r")  # 51 MB
+    qid = np.repeat(np.arange(2000), 100)
+    before = _resident()
+    for X_chunk, _, _ in query_chunks((X, np.zeros(len(qid)), qid), chunk_rows=10_000):
+        float(np.asarray(X_chunk).sum())  # read every page of the chunk
+    assert _resident() - before < X.nbytes / 4  # a chunk is 1/20 of X
+
+
+def _resident():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
+
+
+def test_predict_stream_takes_rows_without_labels(fitted, data):
+    X, _, qid = data
+    scores = np.concatenate([s for s, _, _ in predict_stream(fitted, (X, None, qid))])
+    assert_allclose(scores, fitted.predict(X), rtol=1e-12, atol=1e-15)

@@ -178,6 +178,8 @@ class BaseRanker(BaseEstimator):
                 objective, solver, stopping, restarts, starts, run_seeds)
         for name in _STREAM_ATTRIBUTES:  # a new fit: partial_fit starts afresh after it
             self.__dict__.pop(name, None)
+        # partial_fit weighs later queries in the unit of this fit's weights
+        self._weight_scale = _mean_weight(None if data.weights is None else data.weights[train])
         self._store_fit(network, params, n_iter=kept[0].n_iter,
                         loss_curve=kept[0].loss_curve, n_fit_queries=data.layout.n_queries,
                         loss_seed=loss_seed,
@@ -442,19 +444,8 @@ class BaseRanker(BaseEstimator):
 
     def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val):
         """``(X_val, y_val, layout)`` of a given validation set, or None."""
-        if X_val is None and y_val is None and qid_val is None:
+        if not validation_given(validation_fraction, X_val, y_val, qid_val):
             return None
-        if X_val is None or y_val is None:
-            given = [n for n, v in (("X_val", X_val), ("y_val", y_val), ("qid_val", qid_val))
-                     if v is not None]
-            raise ValueError(
-                f"X_val and y_val must be given together; got only {', '.join(given)}."
-            )
-        if validation_fraction is None:
-            raise ValueError(
-                "X_val/y_val are used for early stopping only; got them with "
-                "early_stopping=False."
-            )
         check_numeric(y_val, "y_val")
         # scikit-learn's checks, with messages that name the validation set
         given = X_val
@@ -619,21 +610,47 @@ def _last_line(layout, query):
 
 
 def _check_continues(ranker, layout, order):
-    """Raise if a :meth:`partial_fit` call holds the previous call's last query."""
+    """Raise if a :meth:`partial_fit` call opens with the previous call's last query.
+
+    Only the first query of a call (in row order) can continue the previous
+    call's last one; the same query later in a call is a new pass over it
+    (the next epoch of a loop over the same chunks).
+    """
     last = getattr(ranker, "_last_query", None)
     if last is None:
         return
     qid, line = last
-    found = np.flatnonzero(layout.unique_qid == qid)
-    if found.size:
-        rows = layout.offsets[found[0]]
-        first_row = int(rows if layout.order is None else layout.order[rows])
+    first = layout.unique_qid[order[0]]
+    if getattr(first, "item", lambda: first)() == qid:
+        first_row = 0
         raise ValueError(
             f"qid={qid!r} continues a query of the previous partial_fit call (its last "
             f"row there was row {line}; here it starts at row {first_row}): a query must "
             "be whole in one call, or its list is trained on in two halves. Pass each "
             "query's rows in one call."
         )
+
+
+def validation_given(validation_fraction, X_val, y_val, qid_val):
+    """Whether a validation set is given; raises if it is given in part, or in vain.
+
+    ``validation_fraction`` is None without early stopping, when a given
+    validation set would not be used.
+    """
+    if X_val is None and y_val is None and qid_val is None:
+        return False
+    if X_val is None or y_val is None:
+        given = [n for n, v in (("X_val", X_val), ("y_val", y_val), ("qid_val", qid_val))
+                 if v is not None]
+        raise ValueError(
+            f"X_val and y_val must be given together; got only {', '.join(given)}."
+        )
+    if validation_fraction is None:
+        raise ValueError(
+            "X_val/y_val are used for early stopping only; got them with "
+            "early_stopping=False."
+        )
+    return True
 
 
 def _named(name, check, *args, **kwargs):
@@ -819,8 +836,9 @@ class NeuralRanker(BaseRanker):
             Relevance labels (numbers; larger is more relevant).
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. A query must be whole in one call: a call
-            holding the last query of the previous call raises (a query
-            split across two calls would train on two halves of its list).
+            that opens with the last query of the previous call raises (a
+            query split across two calls would train on two halves of its
+            list).
             None means all rows belong to one query.
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, the same for all rows of a query. They are taken
@@ -842,8 +860,8 @@ class NeuralRanker(BaseRanker):
         ValueError
             With ``learning_rate_decay < 1`` (a schedule over epochs, which
             ``partial_fit`` does not see), a number of features other than
-            the fitted one, or a query whose rows continue those of the
-            previous call's last query.
+            the fitted one, a call that opens with the previous call's last
+            query, or a network whose parameters changed since the fit.
 
         Notes
         -----
@@ -853,7 +871,14 @@ class NeuralRanker(BaseRanker):
         ``warm_start`` neither: ``partial_fit`` always continues the fitted
         network, including one fitted by ``fit`` (with a fresh solver state).
         It trains one network: ``n_init`` and ``restarts`` are ``fit``'s (the
-        first call starts from the first of ``fit``'s initialisations).
+        first call starts from the first of ``fit``'s initialisations). A
+        call with another ``solver`` than the previous one starts that
+        solver's state afresh; a change of the network's parameters
+        (``hidden_layer_sizes``, ``activation``, ...) raises, as with
+        ``warm_start=True``. A query may come back in a later call (a new
+        pass over it, as in a loop over epochs), but a call must not open
+        with the query that ended the previous one: that is the same query
+        split in two.
         ``n_iter_`` counts the calls, ``loss_curve_`` holds the mean
         training objective of each call's batches and ``t_`` counts the
         queries stepped over.
@@ -870,12 +895,15 @@ class NeuralRanker(BaseRanker):
             self._partial_fit(X, y, qid, sample_weight)
         return self
 
-    def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True):
+    def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True, order=None):
         """:meth:`partial_fit`; returns the number of queries stepped over.
 
         ``check_split=False`` for a source that checks itself that its
         queries are whole (in a stream of epochs, an epoch's first query may
-        be the previous epoch's last).
+        be the previous epoch's last). ``order``: the query numbers (in the
+        sorted order of the ids) in the order to step over them, instead of
+        the order of their first rows (a shuffled stream, without moving
+        its rows).
         """
         if self.learning_rate_decay < 1.0:
             raise ValueError(
@@ -887,7 +915,7 @@ class NeuralRanker(BaseRanker):
         data = self._training_set(X, y, qid, sample_weight, reset=first,
                                   method="partial_fit")
         layout = data.layout
-        order = _first_appearance(layout)
+        order = _first_appearance(layout) if order is None else order
         if not first and check_split:
             _check_continues(self, layout, order)
         solver = self._make_solver()
@@ -901,18 +929,17 @@ class NeuralRanker(BaseRanker):
             n_iter, loss_curve, t, n_queries = 0, [], 0, 0
         else:
             network, params = restore_network(vars(self))
+            self._check_warm_network(network)
             seed = self._loss_seed
-            memory = getattr(self, "_solver_memory", None)
-            if memory is None:  # fitted by fit: a fresh solver state
+            kind, memory = getattr(self, "_solver_memory", (None, None))
+            if kind != self.solver:  # fitted by fit, or another solver: a fresh state
                 memory = solver.start(network.n_params)
             else:  # a call that fails leaves the model as it was
                 memory = copy.deepcopy(memory)
-            if not hasattr(self, "_weight_scale"):
-                self._weight_scale = 1.0
             n_iter, loss_curve = self.n_iter_, list(self.loss_curve_)
             t, n_queries = getattr(self, "t_", 0), self._n_fit_queries
         rows = self._prepared_rows(loss, data, np.arange(layout.n_queries), seed,
-                                   weight_scale=self._weight_scale)
+                                   weight_scale=getattr(self, "_weight_scale", 1.0))
         alpha = self._penalty_strength(rows.n_effective)
         objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
         with self._fit_errors(data, alpha, False):
@@ -924,7 +951,7 @@ class NeuralRanker(BaseRanker):
                         t=t + layout.n_queries)
         self.validation_scores_ = None
         self.best_validation_score_ = None
-        self._solver_memory = memory
+        self._solver_memory = (self.solver, memory)
         last = layout.unique_qid[order[-1]]
         self._last_query = (getattr(last, "item", lambda: last)(), _last_line(layout, order[-1]))
         return layout.n_queries

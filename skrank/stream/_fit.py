@@ -1,5 +1,6 @@
 """Fits over data larger than memory: epochs of ``partial_fit`` over a source of whole queries."""
 
+import copy
 import sys
 import time
 import types
@@ -13,11 +14,35 @@ from sklearn.utils import check_random_state
 
 from .._core._build import FITTED_ATTRIBUTES, restore_network
 from .._core._fit import StoppingRule
-from ..rankers._base import _STREAM_ATTRIBUTES, _has_signal, _validation_scorer
-from ..utils._query_layout import QueryLayout
-from ._sources import query_chunks
+from ..rankers._base import (
+    _STREAM_ATTRIBUTES,
+    _has_signal,
+    _validation_scorer,
+    validation_given,
+)
+from ._sources import query_chunks, release
 
 __all__ = ["fit_stream"]
+
+
+def _monitor(ranker, rule, given):
+    """The stopping rule's monitor of a stream, ``given`` checked against the fitted model."""
+    validation = None
+    if given is not None:
+        fraction = ranker.validation_fraction if ranker.early_stopping else None
+        validation = ranker._check_validation_set(fraction, *given)
+        if not _has_signal(rule.scorer, validation[1], validation[2], "y_val"):
+            warnings.warn(
+                f"Early stopping would monitor scoring={rule.scorer!r} on X_val, but it "
+                "scores the best and the worst ranking alike there, so it could only stop "
+                "at random. Fitting without early stopping: the training loss decides "
+                "when to stop.",
+                UserWarning,
+            )
+            validation = None
+    network = restore_network(vars(ranker))[0]
+    return replace(rule, validation=validation).monitor(
+        types.SimpleNamespace(network=network), "Stream")
 
 
 def _stack(arrays):
@@ -30,19 +55,20 @@ def _stack(arrays):
 def _shuffled(chunks, buffer_chunks, rng):
     """The chunks' queries in a random order within each buffer of ``buffer_chunks`` chunks.
 
-    Each buffer becomes one ``(X, y, qid)`` whose rows are grouped by
-    query, the queries in a random order (drawn from ``rng``); memory: the
-    buffer and its shuffled copy.
+    Each buffer becomes one ``(X, y, qid, order)``: the rows of its chunks
+    stacked, and the order in which to step over its queries (a permutation
+    drawn from ``rng`` of the query numbers, in the sorted order of the
+    ids). The rows are not moved: each mini-batch gathers its own. Memory:
+    the buffer and its stacked copy.
     """
     buffer = []
 
     def flush():
         X, y, qid = (_stack([c[i] for c in buffer]) for i in range(3))
-        layout = QueryLayout(qid)
-        positions, _ = layout.query_positions(rng.permutation(layout.n_queries))
-        rows = positions if layout.order is None else layout.order[positions]
+        for chunk in buffer:  # read into the stack: a memory map's pages are not needed
+            release(chunk[0])
         buffer.clear()
-        return X[rows], y[rows], qid[rows]
+        return X, y, qid, rng.permutation(len(np.unique(qid)))
 
     for chunk in chunks:
         buffer.append(chunk)
@@ -139,42 +165,51 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
                           label=label, qid=qid, n_features=n_features, dtype=dtype,
                           zero_based=zero_based)
     ranker._validate_params()
+    if ranker.learning_rate_decay < 1.0:
+        raise ValueError(
+            f"learning_rate_decay={ranker.learning_rate_decay!r} decays the step size after "
+            "an epoch whose training metric did not improve, which fit_stream does not "
+            "compute (it would need a second pass over the source). Set "
+            "learning_rate_decay=1.0."
+        )
+    # what can be told of the validation set before reading the source (the
+    # rest once the first chunk has fixed the number of features)
+    wants_validation = validation_given(
+        ranker.validation_fraction if ranker.early_stopping else None, X_val, y_val, qid_val)
+    saved = copy.deepcopy(vars(ranker))
+    try:
+        return _fit_epochs(ranker, chunks, (X_val, y_val, qid_val) if wants_validation else None,
+                           shuffle, buffer_chunks)
+    except BaseException:
+        # a failed fit (a split query, an interrupt) leaves the ranker as it was
+        ranker.__dict__.clear()
+        ranker.__dict__.update(saved)
+        raise
+
+
+def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
+    """The epochs of :func:`fit_stream` (``given``: the validation arrays, or None)."""
     if not ranker.warm_start:
         for name in FITTED_ATTRIBUTES + _STREAM_ATTRIBUTES + ("t_",):
             ranker.__dict__.pop(name, None)
     rng = check_random_state(ranker.random_state)
     rule = StoppingRule(tol=ranker.tol, n_iter_no_change=ranker.n_iter_no_change,
                         scorer=_validation_scorer(ranker.scoring))
-    wants_validation = not (X_val is None and y_val is None and qid_val is None)
     monitor, curve, stopped = None, [], False
     for epoch in range(1, ranker.max_iter + 1):
         start = time.perf_counter()
         total, n_queries, n_rows = 0.0, 0, 0
-        parts = _shuffled(chunks, buffer_chunks, rng) if shuffle else iter(chunks)
-        for X, y, q in parts:
-            queries = ranker._partial_fit(X, y, q, None, check_split=False)
+        parts = (_shuffled(chunks, buffer_chunks, rng) if shuffle
+                 else ((X, y, q, None) for X, y, q in chunks))
+        for X, y, q, order in parts:
+            queries = ranker._partial_fit(X, y, q, None, check_split=False, order=order)
             total += ranker.loss_curve_[-1] * queries
             n_queries += queries
             n_rows += np.shape(X)[0]
+            if monitor is None:  # the first step: the network exists, X_val can be checked
+                monitor = _monitor(ranker, rule, given)
         if n_queries == 0:
             raise ValueError(f"The source {chunks!r} holds no rows.")
-        if monitor is None:
-            validation = None
-            if wants_validation:
-                fraction = ranker.validation_fraction if ranker.early_stopping else None
-                validation = ranker._check_validation_set(fraction, X_val, y_val, qid_val)
-                if not _has_signal(rule.scorer, validation[1], validation[2], "y_val"):
-                    warnings.warn(
-                        f"Early stopping would monitor scoring={rule.scorer!r} on X_val, "
-                        "but it scores the best and the worst ranking alike there, so it "
-                        "could only stop at random. Fitting without early stopping: the "
-                        "training loss decides when to stop.",
-                        UserWarning,
-                    )
-                    validation = None
-            network = restore_network(vars(ranker))[0]
-            monitor = replace(rule, validation=validation).monitor(
-                types.SimpleNamespace(network=network), "Stream")
         params = restore_network(vars(ranker))[1]
         loss = total / n_queries
         curve.append((loss, n_queries))
@@ -189,8 +224,10 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
             stopped = True
             break
     network, params = restore_network(vars(ranker))
-    if monitor.best_params is not None:
+    if monitor.best_params is not None and not np.array_equal(monitor.best_params, params):
         params = monitor.best_params
+        # the solver's state belongs to the last epoch's weights, not to these
+        ranker.__dict__.pop("_solver_memory", None)
     ranker._store_fit(network, params, n_iter=len(curve),
                       loss_curve=[loss for loss, _ in curve], n_fit_queries=curve[0][1],
                       loss_seed=ranker._loss_seed, t=ranker.t_)

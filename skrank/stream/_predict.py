@@ -3,30 +3,68 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._core._build import restore_network
 from ..metrics._scorer import get_ranking_scorer
-from ._sources import _is_dask, query_chunks
+from ..utils._query_layout import check_qid
+from ._sources import _is_dask, _WholeQueries, query_chunks
 
 __all__ = ["predict_stream", "score_stream"]
 
 
+def _scores_jointly(ranker):
+    """Whether ``ranker`` scores the documents of a query together (needs whole queries)."""
+    try:
+        return bool(restore_network(vars(ranker))[0].needs_query)
+    except (KeyError, ValueError, TypeError):  # not a skrank ranker: rows independently
+        return False
+
+
+def _check_whole(qid_parts, where):
+    """Raise unless the queries of the computed ``qid_parts`` are whole (one pass over qid)."""
+    checker = _WholeQueries(where)
+    for i, part in enumerate(qid_parts):
+        part = np.asarray(part.compute())
+        if len(part):
+            checker.check(check_qid(part), i)
+
+
 def _predict_dask(ranker, source, label, qid):
     """Scores of a dask source as a dask array, one block per block or partition."""
-    if isinstance(source, tuple):  # dask arrays: (X, y, qid), (X, qid) or X alone
-        X, q = source[0], source[-1] if len(source) > 1 else None
+    joint = _scores_jointly(ranker)
+    needs = (f"{type(ranker).__name__} scores the documents of a query together, so "
+             "predict_stream needs the query ids")
+    if isinstance(source, tuple) or not hasattr(source, "columns"):  # dask arrays
+        X, q = (source, None) if not isinstance(source, tuple) else (
+            source[0], source[-1] if len(source) > 1 else None)
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
         if q is None:
-            return X.map_blocks(lambda x: ranker.predict(x), drop_axis=1, dtype=np.float64)
+            if joint:
+                raise ValueError(f"{needs}: pass (X, qid) or (X, y, qid).")
+            return X.map_blocks(lambda x: ranker.predict(x), drop_axis=1, dtype=dtype)
+        if X.chunks[0] != q.chunks[0]:
+            raise ValueError(
+                "X and qid must be chunked alike along the rows (their blocks are scored "
+                f"together); got row chunks {X.chunks[0]!r} and {q.chunks[0]!r}."
+            )
+        if joint:
+            starts = np.r_[0, np.cumsum(q.chunks[0])]
+            _check_whole(q.to_delayed(), lambda chunk, row: (
+                f"row {row} of block {chunk} (row {starts[chunk] + row} of X)"))
         return X.map_blocks(lambda x, b: ranker.predict(x, qid=b[:, 0]), q[:, None],
-                            drop_axis=1, dtype=np.float64)
-    if not hasattr(source, "columns"):  # one dask array X
-        return source.map_blocks(lambda x: ranker.predict(x), drop_axis=1, dtype=np.float64)
+                            drop_axis=1, dtype=dtype)
     frame = source
+    if joint and qid is None:
+        raise ValueError(f"{needs}: pass qid=... (a column, or the index's name).")
     features = [c for c in frame.columns if c not in (label, qid)]
     index_qid = qid is not None and qid not in frame.columns
+    if joint:
+        ids = frame.index if index_qid else frame[qid]
+        _check_whole(ids.to_delayed(), lambda chunk, row: f"row {row} of partition {chunk}")
 
     def scores(part):
         q = None if qid is None else (
             part.index.to_numpy() if index_qid else part[qid].to_numpy())
-        return ranker.predict(part[features].to_numpy(), qid=q)
+        return np.asarray(ranker.predict(part[features].to_numpy(), qid=q), dtype=np.float64)
 
     return frame.map_partitions(lambda part: _series(scores(part), part.index),
                                 meta=(None, "float64")).to_dask_array()
@@ -60,7 +98,21 @@ def predict_stream(ranker, source, *, chunk_rows=None, label=None, qid=None, n_f
         its labels and query ids, in the order of the source (write them
         out as they come: nothing accumulates). For a dask source, a dask
         array of the scores, computed block by block (partition by
-        partition) where it is computed, without gathering the data.
+        partition) where it is computed, without gathering the data:
+        float32 for float32 dask arrays, float64 otherwise. For a dask
+        DataFrame pass ``label`` (that column is not a feature) and, for a
+        ranker that scores a query's documents together (BoltzRank with
+        ``pairwise_hidden_layer_sizes``), ``qid``: its queries are then
+        checked to be whole in each partition first (one pass over the
+        query ids), as they are for dask arrays ``(X, qid)``.
+
+    Raises
+    ------
+    ValueError
+        If a query is split between chunks, blocks or partitions and the
+        ranker scores a query's documents together (naming the qid), if
+        such a ranker gets no query ids, or if a dask ``X`` and ``qid`` are
+        chunked differently.
     """
     check_is_fitted(ranker)
     if _is_dask(source) or (isinstance(source, tuple) and any(_is_dask(a) for a in source)):

@@ -9,6 +9,7 @@ cannot regroup them, and training on the two halves of a list is what the
 distributed rankers of other libraries do silently.
 """
 
+import mmap
 import os
 from dataclasses import dataclass
 
@@ -31,13 +32,29 @@ class _WholeQueries:
     """Checks, chunk after chunk, that every query's rows come together.
 
     ``where(chunk, row)`` describes row ``row`` of chunk number ``chunk``
-    for a message (a file line, a partition and its row, ...).
+    for a message (a file line, a partition and its row, ...). What it keeps
+    of the finished queries is compact: per chunk, their sorted ids and the
+    row where each ended (two arrays, 16 bytes a query for integer ids); a
+    chunk whose ids all exceed every finished one (ids in increasing order,
+    as in a sorted file or a DataFrame indexed by qid) is checked without a
+    look-up.
     """
 
     def __init__(self, where):
         self.where = where
-        self.finished = {}  # qid -> (chunk, row) of its last row
+        self.parts = []  # (chunk, sorted ids, row where each ended) of finished queries
+        self.top = None  # the largest finished id
         self.open = None  # (qid, chunk, row) of the query the last chunk ended with
+
+    def _first_stopped(self, runs):
+        """``(i, (chunk, row))``: the first of ``runs`` that finished before, and where."""
+        first = None
+        for chunk, ids, rows in self.parts:  # one vectorised look-up per stored chunk
+            k = np.minimum(np.searchsorted(ids, runs), len(ids) - 1)
+            hits = np.flatnonzero(ids[k] == runs)
+            if hits.size and (first is None or hits[0] < first[0]):
+                first = (int(hits[0]), (chunk, int(rows[k[hits[0]]])))
+        return first
 
     def check(self, qid, chunk):
         """Raise unless the queries of ``qid`` (chunk number ``chunk``) are whole.
@@ -49,30 +66,49 @@ class _WholeQueries:
         n = len(qid)
         starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
         ends = np.r_[starts[1:], n] - 1
-        runs = qid[starts].tolist()
+        runs = qid[starts]
         if self.open is not None and runs[0] == self.open[0]:
             raise ValueError(
-                f"qid={runs[0]!r} is split across two chunks: its rows run to "
+                f"qid={_shown(runs[0])!r} is split across two chunks: its rows run to "
                 f"{self.where(self.open[1], self.open[2])} and go on at "
                 f"{self.where(chunk, 0)}. Each chunk (partition, array) must hold whole "
                 "queries."
             )
+        # the first run of the chunk whose query stopped before: in this chunk,
+        # at the previous chunk's end, or in an earlier chunk
+        again, before = None, None
+        order = np.argsort(runs, kind="stable")
+        repeats = np.flatnonzero(runs[order][1:] == runs[order][:-1]) + 1
+        if repeats.size:
+            k = repeats[np.argmin(order[repeats])]
+            again, before = int(order[k]), (chunk, int(ends[order[k - 1]]))
         if self.open is not None:
-            self.finished[self.open[0]] = (self.open[1], self.open[2])
-        # one step per query (not per row): where each query of the chunk ended
-        for i, q in enumerate(runs):
-            before = self.finished.get(q)
-            if before is not None:
-                raise ValueError(
-                    f"qid={q!r} is not contiguous: its rows stop at "
-                    f"{self.where(*before)} and start again at "
-                    f"{self.where(chunk, int(starts[i]))}. A stream needs each query's "
-                    "rows together (sort the rows by qid, or set the qid as the index "
-                    "of a dask DataFrame)."
-                )
-            if i + 1 < len(runs):
-                self.finished[q] = (chunk, int(ends[i]))
+            hits = np.flatnonzero(runs == self.open[0])
+            if hits.size and (again is None or hits[0] < again):
+                again, before = int(hits[0]), self.open[1:]
+        if self.top is not None and not (runs > self.top).all():
+            found = self._first_stopped(runs)
+            if found is not None and (again is None or found[0] < again):
+                again, before = found
+        if again is not None:
+            raise ValueError(
+                f"qid={_shown(runs[again])!r} is not contiguous: its rows stop at "
+                f"{self.where(*before)} and start again at "
+                f"{self.where(chunk, int(starts[again]))}. A stream needs each query's "
+                "rows together (sort the rows by qid, or set the qid as the index of a "
+                "dask DataFrame)."
+            )
+        if self.open is not None:  # the previous chunk's last query is finished now
+            self._finish(self.open[1], np.asarray([self.open[0]]), np.asarray([self.open[2]]))
+        if len(runs) > 1:
+            keep = np.argsort(runs[:-1], kind="stable")
+            self._finish(chunk, runs[:-1][keep], ends[:-1][keep])
         self.open = (runs[-1], chunk, int(ends[-1]))
+
+    def _finish(self, chunk, ids, rows):
+        """Keep ``ids`` (sorted) as finished queries of ``chunk`` that ended at ``rows``."""
+        self.parts.append((chunk, ids, rows))
+        self.top = ids[-1] if self.top is None else max(self.top, ids[-1])
 
 
 @dataclass
@@ -102,6 +138,8 @@ class QueryChunks:
     def __iter__(self):
         checker = _WholeQueries(self.where)
         for i, (X, y, qid) in enumerate(self.make()):
+            if np.shape(X)[0] == 0:  # an empty partition (after a filter, say)
+                continue
             qid = check_qid(qid, np.shape(X)[0])
             checker.check(qid, i)
             yield X, y, qid
@@ -118,6 +156,8 @@ def _part_rows(parts, chunk_rows):
     def make():
         index.clear()
         for p, (X, y, qid) in enumerate(parts):
+            if np.shape(X)[0] == 0 and len(qid) == 0:  # an empty array: no chunk
+                continue
             qid = check_qid(qid, np.shape(X)[0])
             yield from ((p, lo, chunk) for lo, chunk in _cut(X, y, qid, chunk_rows))
 
@@ -134,8 +174,14 @@ def _part_rows(parts, chunk_rows):
 
 
 def _cut(X, y, qid, chunk_rows):
-    """``(first row, (X, y, qid))`` of chunks of about ``chunk_rows`` rows, whole queries."""
-    y = np.asarray(y)
+    """``(first row, (X, y, qid))`` of chunks of about ``chunk_rows`` rows, whole queries.
+
+    ``y`` may be None (rows to score). The chunks of a memory map are views
+    of it; once the next chunk is asked for, the pages of the previous one
+    are released (:func:`release`), so that the resident memory stays that
+    of a chunk, not of the rows read so far.
+    """
+    y = None if y is None else np.asarray(y)
     n = len(qid)
     boundaries = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True])
     lo = 0
@@ -144,8 +190,33 @@ def _cut(X, y, qid, chunk_rows):
         hi = int(boundaries[j])
         if hi <= lo:  # one query larger than chunk_rows: a chunk of its own
             hi = int(boundaries[np.searchsorted(boundaries, lo, side="right")])
-        yield lo, (X[lo:hi], y[lo:hi], qid[lo:hi])
+        chunk = X[lo:hi]
+        yield lo, (chunk, None if y is None else y[lo:hi], qid[lo:hi])
+        release(chunk)
         lo = hi
+
+
+def release(view):
+    """Drop the resident pages of ``view``, a slice of a read-only memory map.
+
+    A memory map keeps every page it has read resident (counted in the
+    process's memory) until the system needs the memory back; advising that
+    a chunk's pages are not needed frees them at once. They are read again
+    from the file (or the page cache) if used again, so this changes no
+    value. Anything else than a read-only ``np.memmap`` is left alone.
+    """
+    mapped = getattr(view, "_mmap", None)
+    if (not isinstance(view, np.memmap) or mapped is None or view.mode != "r"
+            or not hasattr(mapped, "madvise") or not hasattr(mmap, "MADV_DONTNEED")
+            or view.nbytes == 0):
+        return
+    base = np.frombuffer(mapped, dtype=np.uint8).__array_interface__["data"][0]
+    start = view.__array_interface__["data"][0] - base
+    low = start - start % mmap.PAGESIZE  # madvise takes whole pages
+    try:
+        mapped.madvise(mmap.MADV_DONTNEED, low, start + view.nbytes - low)
+    except (OSError, ValueError):  # a platform that refuses: the pages stay
+        pass
 
 
 def _is_dask(source):
@@ -286,6 +357,12 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
             return f"row {row} of chunk {chunk} of {path!r}"
 
         return QueryChunks(make, repr(path), where)
+    if isinstance(source, tuple) and any(_is_dask(a) for a in source) and not all(
+            _is_dask(a) for a in source):
+        raise TypeError(
+            "A tuple (X, y, qid) with dask arrays must be all dask arrays, chunked alike "
+            "along the rows; got " + ", ".join(type(a).__name__ for a in source) + "."
+        )
     if _is_dask(source) or (isinstance(source, tuple) and len(source) == 3
                             and any(_is_dask(a) for a in source)):
         make, where, description = _dask_chunks(source, label, qid, dtype)
@@ -305,6 +382,8 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
             raise ValueError(
                 f"source[{p}] must be a tuple (X, y, qid); got a tuple of {len(part)} items."
             )
+    if not parts:
+        raise ValueError("source is an empty list: it holds no (X, y, qid) arrays.")
     chunks, where = _part_rows(parts, chunk_rows)
     n = len(parts)
     return QueryChunks(chunks, f"{n} array{'s' if n > 1 else ''}", where)
