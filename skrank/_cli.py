@@ -64,7 +64,7 @@ from ._compare import (
     run_cv,
     run_letor,
 )
-from .datasets import load_letor, load_rank_sample
+from .datasets import iter_letor_chunks, load_letor, load_rank_sample
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
 from .stream import fit_stream, query_chunks
@@ -185,11 +185,13 @@ def _check_file(path):
         raise CommandError(f"{path}: no such file")
 
 
-def _check_output(path):
+def _check_output(path, inputs=()):
     """Raise :class:`CommandError` when ``path`` cannot be a file to write.
 
     Checked before the work, so that a typo in ``--out`` costs no fit; a
     folder that refuses writing is still found when the file is written.
+    ``path`` must not be one of the command's ``inputs`` (the same file
+    under any name): the output would replace what the command reads.
     """
     if path is None or str(path) == "-":
         return
@@ -198,6 +200,13 @@ def _check_output(path):
         raise CommandError(f"cannot write {path}: it is a folder; expected a file name")
     if not path.parent.is_dir():
         raise CommandError(f"cannot write {path}: no such folder {path.parent}")
+    for given in inputs:
+        if given is not None and path.exists() and Path(given).exists() and os.path.samefile(
+                path, given):
+            raise CommandError(
+                f"--out {path} is the input {given}: the command would write over what it "
+                "reads; choose another file"
+            )
 
 
 def _in_cli_terms(message):
@@ -295,7 +304,7 @@ def _write_lines(lines, out):
         sys.stdout.flush()
         return
     try:
-        Path(out).write_text(text)
+        _write_atomically(out, lambda f: f.write(text))
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc}") from None
 
@@ -315,7 +324,8 @@ def _cmd_fit(args, parser):
         )
     est.set_params(**params)
     if not args.stream:
-        for flag, given in (("--vali", args.vali), ("--chunk-rows", args.chunk_rows)):
+        for flag, given in (("--vali", args.vali), ("--chunk-rows", args.chunk_rows),
+                            ("--epochs", args.epochs)):
             if given is not None:
                 parser.error(f"{flag} is an option of the streamed fit: add --stream")
     if args.epochs is not None:
@@ -325,7 +335,8 @@ def _cmd_fit(args, parser):
                      f"({'solver=lbfgs' if params.get('solver') == 'lbfgs' else 'not a '}"
                      f"{'' if params.get('solver') == 'lbfgs' else 'stochastic ranker'}): "
                      "use ListNet, SoftRank or BoltzRank with solver adam or sgd")
-    _check_output(args.out)  # before the file is read and the ranker fitted
+    # before the file is read and the ranker fitted
+    _check_output(args.out, inputs=(args.train, args.vali))
     # the registry's settings and --param's: what differs from the class defaults
     shown = ranker_call(args.ranker, changed_params(est))
     if args.stream:
@@ -356,7 +367,7 @@ def _cmd_fit(args, parser):
         "estimator": est,
     }
     try:
-        joblib.dump(payload, args.out)
+        _write_atomically(args.out, lambda f: joblib.dump(payload, f), binary=True)
     except OSError as exc:
         raise CommandError(f"cannot write {args.out}: {exc}") from None
     _log(f"saved model to {args.out}")
@@ -369,18 +380,20 @@ def _fit_streamed(est, args, shown):
     Returns the time the fit started; errors as :class:`CommandError`.
     """
     _check_file(args.train)
-    validation = {}
+    validation, n_features = {}, args.n_features
+    chunk_rows = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
     if args.vali is not None:
-        X_val, y_val, qid_val = _load(args.vali, n_features=args.n_features,
+        if n_features is None:  # the stream's width, fixed by its first chunk
+            n_features = _first_chunk_width(args.train, chunk_rows, args.zero_based)
+        X_val, y_val, qid_val = _load(args.vali, n_features=n_features,
                                       zero_based=args.zero_based)
         validation = {"X_val": X_val, "y_val": y_val, "qid_val": qid_val}
-    chunk_rows = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
     _log(f"fitting {shown} over {args.train}, read in chunks of about {chunk_rows} rows "
          f"at every epoch (at most {est.max_iter}) ...")
     start = time.perf_counter()
     try:
         with _progress_on_stderr():
-            fit_stream(est, args.train, chunk_rows=chunk_rows, n_features=args.n_features,
+            fit_stream(est, args.train, chunk_rows=chunk_rows, n_features=n_features,
                        zero_based=args.zero_based, **validation)
     except (ValueError, TypeError) as exc:  # the reader's messages name the file
         raise CommandError(
@@ -394,10 +407,25 @@ def _fit_streamed(est, args, shown):
     return start
 
 
-def _write_atomically(path, write):
+def _first_chunk_width(path, chunk_rows, zero_based):
+    """The number of features a stream of ``path`` takes from its first chunk."""
+    try:
+        X, _, _ = next(iter(iter_letor_chunks(path, chunk_rows=chunk_rows,
+                                              zero_based=zero_based)))
+    except ValueError as exc:
+        raise CommandError(_in_cli_terms(str(exc))) from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    except StopIteration:
+        raise CommandError(f"{path} holds no rows") from None
+    return X.shape[1]
+
+
+def _write_atomically(path, write, binary=False):
     """Call ``write(f)`` on a temporary file beside ``path``, then move it onto ``path``.
 
     A failure (an error, an interrupted command) leaves ``path`` as it was.
+    ``binary`` opens the temporary file for bytes.
     """
     path = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -405,7 +433,7 @@ def _write_atomically(path, write):
     os.umask(umask)
     try:
         os.fchmod(fd, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if binary else "w") as f:
             write(f)
         os.replace(temporary, path)
     except BaseException:
@@ -459,7 +487,7 @@ def _load_model(path):
 
 
 def _cmd_predict(args, parser):
-    _check_output(args.out)
+    _check_output(args.out, inputs=(args.model, args.file))
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
          f"(skrank {payload['skrank_version']})")
@@ -651,7 +679,7 @@ def _build_parser():
     fit.add_argument("--chunk-rows", type=_positive_int, metavar="N",
                      help=f"--stream: rows per chunk (default {DEFAULT_CHUNK_ROWS})")
     fit.add_argument("--epochs", type=_positive_int, metavar="N",
-                     help="the most epochs (the ranker's max_iter)")
+                     help="--stream: the most epochs (the ranker's max_iter)")
     fit.add_argument("--vali", type=Path, metavar="FILE",
                      help=("--stream: LETOR file of validation queries for early stopping "
                            "(read into memory)"))

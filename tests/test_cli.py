@@ -1127,3 +1127,38 @@ def test_fit_stream_usage_errors(argv, message, train_file, tmp_path, capsys):
         main(["fit", str(train_file), "--out", str(tmp_path / "m.joblib"), *argv])
     assert exit_.value.code == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", ["fit", "predict-model", "predict-file", "stream-vali"])
+def test_out_is_never_an_input(command, model_file, train_file, tmp_path, capsys):
+    before = {p: p.read_bytes() for p in (model_file, train_file)}
+    argv = {
+        "fit": ["fit", train_file, "--ranker", "Ridge", "--out", train_file],
+        "predict-model": ["predict", model_file, train_file, "--out", model_file],
+        "predict-file": ["predict", model_file, train_file, "--chunk-rows", "10", "--out",
+                         train_file],
+        "stream-vali": ["fit", train_file, "--ranker", "ListNet", "--stream", "--vali",
+                        train_file, "--out", train_file],
+    }[command]
+    message = _fails(argv, capsys)
+    assert re.fullmatch(r"--out .* is the input .*: the command would write over what it "
+                        r"reads; choose another file", message)
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_epochs_belongs_to_the_streamed_fit(train_file, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", str(train_file), "--ranker", "LogRank", "--epochs", "3", "--out",
+              str(tmp_path / "m.joblib")])
+    assert "--epochs is an option of the streamed fit: add --stream" in capsys.readouterr().err
+
+
+def test_stream_vali_takes_the_training_width(train_file, tmp_path, capsys):
+    """A validation file whose last feature is never stored is read as wide as the stream."""
+    X, y, qid = make_ranking(n_queries=6, n_docs=(3, 8), n_features=N_FEATURES, random_state=3)
+    X[:, -1] = 0.0  # never written: read alone, the file would have 4 features
+    vali = _write_letor(tmp_path / "vali.txt", X, y, qid)
+    model = tmp_path / "model.joblib"
+    assert main(["fit", str(train_file), "--ranker", "ListNet", "--stream", "--epochs", "2",
+                 "--vali", str(vali), "--out", str(model)]) == 0
+    assert joblib.load(model)["estimator"].n_features_in_ == N_FEATURES
