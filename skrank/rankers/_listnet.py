@@ -35,11 +35,16 @@ class ListNetRanker(NeuralRanker):
         Epochs (or L-BFGS iterations) of the best run: the one with the best
         validation score (without early stopping, the lowest final training
         objective), also when ``restarts="average"`` combines all runs.
+        ``partial_fit`` adds one per call.
     loss_curve_ : list of float
         Training objective (mean loss per query plus penalty) of each epoch
         of the best run: the mean over the epoch's mini-batches of the value
         at which each step was taken (for ``"lbfgs"``, the objective after
-        each iteration).
+        each iteration). After ``partial_fit``, one entry per call.
+    t_ : int
+        Training queries the stochastic solver (``"adam"``, ``"sgd"``)
+        stepped over: epochs times training queries after ``fit``, plus each
+        ``partial_fit`` call's queries. Absent after an ``"lbfgs"`` fit.
     validation_scores_ : list of float or None
         ``scoring`` on the held-out queries after each epoch of the best
         run; None without early stopping.

@@ -307,7 +307,9 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
           or a dask DataFrame with ``label`` and ``qid`` columns (``qid`` may
           be its index, e.g. after ``set_index("qid")``; every other column
           is a feature, in column order): one chunk per block or partition,
-          computed one at a time;
+          computed one at a time (``persist()`` a frame that needed a
+          shuffle, such as ``set_index`` of unsorted ids, or every
+          partition recomputes it); empty partitions are skipped;
         - what this function returned (returned as it is).
     chunk_rows : int, default=100_000
         About how many rows a chunk of a file or of arrays holds (a query
