@@ -355,8 +355,13 @@ def test_dask_queries_in_a_column_and_empty_partitions(train, dask_client, insta
     in_memory = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=1),
                        (X[100:], y[100:], qid[100:]), shuffle=False, chunk_rows=100)
     assert_array_equal(_params(from_frame), _params(in_memory))
-    # a query across two partitions, for a model that scores a query's rows together
+    # a query across two partitions: refused by a fit, and by a prediction of a
+    # model that scores a query's rows together
     split = dd.from_pandas(frame.compute(), npartitions=7, sort=False)
+    with pytest.raises(ValueError, match=r"is split across two chunks: its rows run to row "
+                                         r"\d+ of partition 0 and go on at row 0 of "
+                                         r"partition 1"):
+        fit_stream(_ranker(ListNetRanker), split, label="label", qid="qid")
     pairwise = _quiet(_ranker(BoltzRankRanker, pairwise_hidden_layer_sizes=(3,),
                               max_iter=1).fit, X, y, qid=qid)
     with pytest.raises(ValueError, match=r"is split across two chunks: its rows run to row "
