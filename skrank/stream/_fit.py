@@ -208,6 +208,7 @@ def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
             n_rows += np.shape(X)[0]
             if monitor is None:  # the first step: the network exists, X_val can be checked
                 monitor = _monitor(ranker, rule, given)
+            del X, y, q, order  # before the next buffer is stacked: one at a time
         if n_queries == 0:
             raise ValueError(f"The source {chunks!r} holds no rows.")
         params = restore_network(vars(ranker))[1]
