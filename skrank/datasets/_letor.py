@@ -986,8 +986,8 @@ def load_letor(
     quarter at a time for a compressed one) plus ``y`` and ``qid`` plus a
     bounded buffer per parsing thread (a block and the positions and numbers
     of its tokens; up to 4 threads, one per core), which does not grow with
-    the file: 150 to 180 MB in all with two threads on 200,000-line files of
-    45 and 136 features (``benchmarks/bench_stream.py``). Any other file is read
+    the file (the user guide's reproducing page gives measured peaks). Any
+    other file is read
     whole into memory and parsed by scikit-learn as a sparse matrix, which
     takes about 4 times the float64 ``X`` at its peak. When the first
     irregular line comes late in a file, the blocks before it were read for
