@@ -506,3 +506,13 @@ def test_predict_stream_takes_rows_without_labels(fitted, data):
     X, _, qid = data
     scores = np.concatenate([s for s, _, _ in predict_stream(fitted, (X, None, qid))])
     assert_allclose(scores, fitted.predict(X), rtol=1e-12, atol=1e-15)
+
+
+def test_a_validation_set_without_signal_warns_and_is_not_used(train, validation):
+    X, y, qid = train
+    X_val, _, qid_val = validation
+    with pytest.warns(UserWarning, match=r"Early stopping would monitor scoring=.* on X_val, "
+                                         r"but it scores the best and the worst ranking alike"):
+        ranker = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=3), (X, y, qid),
+                        X_val=X_val, y_val=np.zeros(len(X_val)), qid_val=qid_val)
+    assert ranker.validation_scores_ is None and ranker.best_validation_score_ is None

@@ -244,16 +244,7 @@ class BaseRanker(BaseEstimator):
         if validation is not None and not _has_signal(
             scorer, validation[1], validation[2], "y_val" if given is not None else "y"
         ):
-            where = given_name if given is not None else "the held-out queries"
-            warnings.warn(
-                f"Early stopping would monitor scoring={scorer!r} on {where}, but it "
-                "scores the best and the worst ranking alike there (no query with "
-                "documents of different relevance, or a metric returning NaN), so it "
-                "could only stop at random. Fitting without early stopping: the "
-                "training loss decides when to stop"
-                + (", on all queries." if given is None else "."),
-                UserWarning,
-            )
+            warn_no_signal(scorer, given_name if given is not None else None)
             validation, train = None, np.arange(data.layout.n_queries)
         return seed, train, validation
 
@@ -629,6 +620,24 @@ def _check_continues(ranker, layout, order):
             "be whole in one call, or its list is trained on in two halves. Pass each "
             "query's rows in one call."
         )
+
+
+def warn_no_signal(scorer, given_name=None):
+    """Warn that early stopping is off: ``scorer`` cannot rank on the validation set.
+
+    ``given_name`` names a given validation set (``"X_val"``); None means
+    the queries held out of the training set, which are then trained on.
+    """
+    where = "the held-out queries" if given_name is None else given_name
+    warnings.warn(
+        f"Early stopping would monitor scoring={scorer!r} on {where}, but it "
+        "scores the best and the worst ranking alike there (no query with "
+        "documents of different relevance, or a metric returning NaN), so it "
+        "could only stop at random. Fitting without early stopping: the "
+        "training loss decides when to stop"
+        + (", on all queries." if given_name is None else "."),
+        UserWarning,
+    )
 
 
 def validation_given(validation_fraction, X_val, y_val, qid_val):

@@ -19,6 +19,7 @@ from ..rankers._base import (
     _has_signal,
     _validation_scorer,
     validation_given,
+    warn_no_signal,
 )
 from ._sources import query_chunks, release
 
@@ -32,13 +33,7 @@ def _monitor(ranker, rule, given):
         fraction = ranker.validation_fraction if ranker.early_stopping else None
         validation = ranker._check_validation_set(fraction, *given)
         if not _has_signal(rule.scorer, validation[1], validation[2], "y_val"):
-            warnings.warn(
-                f"Early stopping would monitor scoring={rule.scorer!r} on X_val, but it "
-                "scores the best and the worst ranking alike there, so it could only stop "
-                "at random. Fitting without early stopping: the training loss decides "
-                "when to stop.",
-                UserWarning,
-            )
+            warn_no_signal(rule.scorer, "X_val")
             validation = None
     network = restore_network(vars(ranker))[0]
     return replace(rule, validation=validation).monitor(
