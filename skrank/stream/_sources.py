@@ -149,8 +149,12 @@ class QueryChunks:
 
 
 def _part_rows(parts, chunk_rows):
-    """``where`` of array parts: the part and row of a chunk's row."""
-    # chunk -> (part, first row) is recorded as the chunks are cut
+    """``(chunks, where)`` of array parts ``(X, y, qid)``.
+
+    ``chunks()`` cuts every part into chunks of whole queries (:func:`_cut`);
+    ``where(chunk, row)`` names a chunk's row by its part and its row there,
+    from the (part, first row) of each chunk, recorded as it is cut.
+    """
     index = []
 
     def make():
