@@ -184,6 +184,29 @@ def test_shuffling_is_seeded_by_random_state(train):
     assert np.abs(_params(fits[0]) - _params(unshuffled)).max() > 1e-6
 
 
+def test_shuffled_epochs_step_each_buffer_in_its_drawn_order(train):
+    # buffers of 100, 300 and 200 rows (one chunk each): the stacked rows
+    # are kept in one array from buffer to buffer and epoch to epoch, which
+    # must not leak a buffer's rows into the next
+    X, y, qid = train
+    cuts = [0, 100, 400, 600]
+    source = [(X[a:b], y[a:b], qid[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    streamed = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=2, early_stopping=False),
+                      source, buffer_chunks=1)
+    # the same steps by hand: each buffer's queries (in sorted order of the
+    # ids) permuted by the ranker's random_state, one draw per buffer
+    rng = np.random.RandomState(0)
+    stepped = _ranker(ListNetRanker)
+    for _ in range(2):
+        for X_part, y_part, qid_part in source:
+            ids = np.unique(qid_part)[rng.permutation(len(np.unique(qid_part)))]
+            rows = np.concatenate([np.flatnonzero(qid_part == q) for q in ids])
+            stepped._partial_fit(X_part[rows], y_part[rows], qid_part[rows], None,
+                                 check_split=False)
+    assert_array_equal(_params(streamed), _params(stepped))
+    assert streamed.t_ == stepped.t_ == 2 * 60  # queries seen
+
+
 def test_early_stopping_keeps_the_best_epoch(train, validation):
     X, y, qid = train
     X_val, y_val, qid_val = validation

@@ -40,26 +40,49 @@ def _monitor(ranker, rule, given):
         types.SimpleNamespace(network=network), "Stream")
 
 
-def _stack(arrays):
-    """Rows of several chunks as one array (CSR when one of them is sparse)."""
-    if any(sp.issparse(a) for a in arrays):
-        return sp.vstack([sp.csr_matrix(a) for a in arrays], format="csr")
-    return np.concatenate([np.asarray(a) for a in arrays])
+class _Stack:
+    """Stacks the rows of a buffer's chunks, dense ones into one array kept for the whole fit.
+
+    A fresh array for every buffer of every epoch would have its pages
+    faulted in again each time (on some machines as slow as copying the
+    rows); the dense rows are copied into the first ``n`` rows of one array
+    instead, grown when a buffer holds more rows. A buffer is consumed
+    before the next one is stacked, so one array serves them all. Sparse
+    chunks are stacked into a new CSR matrix.
+    """
+
+    def __init__(self):
+        self._rows = None
+
+    def __call__(self, arrays):
+        if any(sp.issparse(a) for a in arrays):
+            return sp.vstack([sp.csr_matrix(a) for a in arrays], format="csr")
+        arrays = [np.asarray(a) for a in arrays]
+        if arrays[0].ndim != 2:  # labels and query ids: small
+            return np.concatenate(arrays)
+        n = sum(a.shape[0] for a in arrays)
+        shape, dtype = (n,) + arrays[0].shape[1:], np.result_type(*arrays)
+        kept = self._rows
+        if (kept is None or kept.shape[0] < n or kept.shape[1:] != shape[1:]
+                or kept.dtype != dtype):
+            self._rows = kept = None  # the old array goes before the new one is made
+            self._rows = kept = np.empty(shape, dtype=dtype)
+        return np.concatenate(arrays, out=kept[:n])
 
 
-def _shuffled(chunks, buffer_chunks, rng):
+def _shuffled(chunks, buffer_chunks, rng, stack):
     """The chunks' queries in a random order within each buffer of ``buffer_chunks`` chunks.
 
     Each buffer becomes one ``(X, y, qid, order)``: the rows of its chunks
-    stacked, and the order in which to step over its queries (a permutation
-    drawn from ``rng`` of the query numbers, in the sorted order of the
-    ids). The rows are not moved: each mini-batch gathers its own. Memory:
-    the buffer and its stacked copy.
+    stacked by ``stack`` (a :class:`_Stack`), and the order in which to step
+    over its queries (a permutation drawn from ``rng`` of the query numbers,
+    in the sorted order of the ids). The rows are not moved: each mini-batch
+    gathers its own. Memory: the buffer and its stacked copy.
     """
     buffer = []
 
     def flush():
-        X, y, qid = (_stack([c[i] for c in buffer]) for i in range(3))
+        X, y, qid = (stack([c[i] for c in buffer]) for i in range(3))
         for chunk in buffer:  # read into the stack: a memory map's pages are not needed
             release(chunk[0])
         buffer.clear()
@@ -191,10 +214,11 @@ def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
     rule = StoppingRule(tol=ranker.tol, n_iter_no_change=ranker.n_iter_no_change,
                         scorer=_validation_scorer(ranker.scoring))
     monitor, curve, stopped = None, [], False
+    stack = _Stack()
     for epoch in range(1, ranker.max_iter + 1):
         start = time.perf_counter()
         total, n_queries, n_rows = 0.0, 0, 0
-        parts = (_shuffled(chunks, buffer_chunks, rng) if shuffle
+        parts = (_shuffled(chunks, buffer_chunks, rng, stack) if shuffle
                  else ((X, y, q, None) for X, y, q in chunks))
         for X, y, q, order in parts:
             queries = ranker._partial_fit(X, y, q, None, check_split=False, order=order)
