@@ -32,6 +32,7 @@ LAYERS = [
     "model_selection",
     "inspection",              # permutation importance, on model_selection's splits
     "stream",                  # data larger than memory: chunks of whole queries, fit_stream
+    "export",                  # fitted models in formats that leave Python
     "utils.estimator_checks",  # the checks each estimator fails by design
     "",                        # skrank/__init__.py: the public names, re-exported
     "_compare",                # the comparison of python -m skrank compare
