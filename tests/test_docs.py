@@ -141,7 +141,8 @@ USER_GUIDE = sorted(p for p in (DOC / "user_guide").glob("*.rst")
 DOCS_COMMAND = "sphinx-build -W --keep-going -b html doc doc/_build/html"
 PUBLIC_MODULES = ["skrank.rankers", "skrank.losses", "skrank.metrics", "skrank.model_selection",
                   "skrank.datasets", "skrank.preprocessing", "skrank.inspection",
-                  "skrank.stream", "skrank.utils", "skrank.utils.estimator_checks"]
+                  "skrank.stream", "skrank.export", "skrank.utils",
+                  "skrank.utils.estimator_checks"]
 
 
 def test_user_guide_pages_are_found():
