@@ -38,6 +38,7 @@ MemoryError, and only these are caught there.
 import argparse
 import ast
 import contextlib
+import json
 import lzma
 import os
 import pickle
@@ -65,6 +66,7 @@ from ._compare import (
     run_letor,
 )
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
+from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
 from .stream import fit_stream, query_chunks
@@ -554,6 +556,46 @@ def _predict_streamed(payload, args, zero_based):
     return 0
 
 
+def _cmd_export(args, parser):
+    _check_output(args.out, inputs=(args.model,))
+    payload = _load_model(args.model)
+    estimator = payload["estimator"]
+    what = f"the {payload['ranker']} of {args.model}"
+    if args.format == "onnx":
+        try:
+            data = to_onnx(estimator, dtype=args.dtype).SerializeToString()
+        except ImportError as exc:
+            raise CommandError(str(exc)) from None
+        except ValueError as exc:
+            raise CommandError(f"cannot export {what} to ONNX: {exc}") from None
+        _write_export(args.out, data)
+        _log(f"wrote {what} to {args.out} (ONNX, {args.dtype}; input 'X' of shape "
+             f"(n_docs, {payload['n_features']}), the documents of one query)")
+        return 0
+    names = args.feature_names
+    if names is None:  # the features' numbers in the LETOR file the model was fitted on
+        first = 0 if payload.get("zero_based", False) is True else 1
+        names = [str(first + i) for i in range(payload["n_features"])]
+    else:
+        names = [name.strip() for name in names.split(",")]
+    try:
+        body = to_es_linear(estimator, feature_names=names, name=args.name)
+    except ValueError as exc:
+        raise CommandError(f"cannot export {what} as es-linear: {exc}") from None
+    _write_export(args.out, (json.dumps(body, indent=2) + "\n").encode())
+    _log(f"wrote {what} to {args.out} (Elasticsearch / OpenSearch LTR model/linear, "
+         f"{len(names)} features)")
+    return 0
+
+
+def _write_export(path, data):
+    """Write the bytes ``data`` to ``path`` atomically; errors as :class:`CommandError`."""
+    try:
+        _write_atomically(path, lambda f: f.write(data), binary=True)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc}") from None
+
+
 def _cmd_evaluate(args, parser):
     _, y, qid = _load(args.file, zero_based=args.zero_based)
     conv = args.convention
@@ -706,6 +748,31 @@ def _build_parser():
                                "write each chunk's scores as they come (for files larger "
                                "than memory; --out is replaced only once all are written)"))
     predict.set_defaults(run=_cmd_predict, parser=predict)
+
+    export = sub.add_parser(
+        "export", help="write a saved model as ONNX or as an Elasticsearch / OpenSearch model",
+        description=(
+            "Write a model saved by 'fit' in a format that serving systems load: 'onnx', "
+            "an ONNX graph scoring the documents of one query (input 'X' of shape "
+            "(n_docs, n_features), output 'scores'; needs the onnx extra), or 'es-linear', "
+            "the Elasticsearch / OpenSearch learning-to-rank plugin's model/linear "
+            "definition of a linear ranker, as JSON. --out is replaced only once it is "
+            "completely written."
+        ),
+    )
+    export.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
+    export.add_argument("--format", required=True, choices=["onnx", "es-linear"],
+                        help="what to write")
+    export.add_argument("--out", required=True, type=Path, help="file to write")
+    export.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                        help="onnx: element type of the graph (default: float32)")
+    export.add_argument("--feature-names", metavar="NAMES",
+                        help=("es-linear: the features' names in the plugin's featureset, "
+                              "comma-separated, in the order of the model's features "
+                              "(default: their numbers in the training file, '1', '2', ...)"))
+    export.add_argument("--name", default="skrank_model",
+                        help="es-linear: the model's name (default: skrank_model)")
+    export.set_defaults(run=_cmd_export, parser=export)
 
     evaluate = sub.add_parser(
         "evaluate", help="NDCG@k and MAP of scores against a LETOR file's labels",

@@ -276,11 +276,11 @@ def test_compare_takes_data_once(train_file, capsys):
     assert "give DATA or --data, not both" in capsys.readouterr().err
 
 
-def test_help_lists_the_four_commands():
+def test_help_lists_the_commands():
     result = subprocess.run(
         [sys.executable, "-m", "skrank", "--help"], capture_output=True, text=True, check=True,
     )
-    for command in ("fit", "predict", "evaluate", "compare"):
+    for command in ("fit", "predict", "evaluate", "compare", "export"):
         assert f"\n    {command} " in result.stdout
 
 
@@ -1162,3 +1162,126 @@ def test_stream_vali_takes_the_training_width(train_file, tmp_path, capsys):
     assert main(["fit", str(train_file), "--ranker", "ListNet", "--stream", "--epochs", "2",
                  "--vali", str(vali), "--out", str(model)]) == 0
     assert joblib.load(model)["estimator"].n_features_in_ == N_FEATURES
+
+
+# ----------------------------------------------------------------------
+# export: ONNX and the Elasticsearch / OpenSearch linear model
+def _fit_model(train_file, tmp_path, ranker, *params):
+    model = tmp_path / f"{ranker}.joblib"
+    argv = ["fit", str(train_file), "--ranker", ranker, "--out", str(model)]
+    for param in params:
+        argv += ["--param", param]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert main(argv) == 0
+    return model
+
+
+@pytest.mark.parametrize("ranker,params", [
+    ("ListNet", ["hidden_layer_sizes=(3,)", "max_iter=3"]),
+    ("BoltzRank2", ["max_iter=2", "n_init=1"]),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_export_onnx_scores_as_predict(ranker, params, dtype, train_file, test_file, tmp_path,
+                                       capsys, installed):
+    onnxruntime = installed("onnxruntime", "onnx")
+    model = _fit_model(train_file, tmp_path, ranker, *params)
+    out = tmp_path / "model.onnx"
+    assert main(["export", str(model), "--format", "onnx", "--dtype", dtype,
+                 "--out", str(out)]) == 0
+    assert f"wrote the {ranker} of {model} to {out} (ONNX, {dtype}" in capsys.readouterr().err
+    assert main(["predict", str(model), str(test_file)]) == 0
+    expected = np.array(capsys.readouterr().out.split(), dtype=float)
+    X, _, qid = load_letor(test_file, n_features=N_FEATURES)
+    session = onnxruntime.InferenceSession(out.read_bytes(), providers=["CPUExecutionProvider"])
+    tolerance = 1e-5 if dtype == "float32" else 1e-10
+    for q in np.unique(qid):  # the graph scores one query per call
+        got = session.run(None, {"X": X[qid == q].astype(dtype)})[0].ravel()
+        assert np.abs(got - expected[qid == q]).max() <= tolerance * np.abs(expected).max()
+
+
+def test_export_replaces_out_only_when_complete(train_file, tmp_path, installed):
+    # a write that fails part-way (a full disk: here a file-size limit of 1 KiB,
+    # far below the graph's 18 KB) leaves the previous file as it was
+    installed("skl2onnx", "onnx")
+    model = _fit_model(train_file, tmp_path, "ListNet", "hidden_layer_sizes=(64, 64)",
+                       "max_iter=2")
+    out = tmp_path / "model.onnx"
+    out.write_bytes(b"the previous, good model")
+    command = (f"ulimit -f 1; {sys.executable} -m skrank export {model} --format onnx "
+               f"--out {out}")
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert _error_line(result.stderr, "export").startswith(f"cannot write {out}: ")
+    assert out.read_bytes() == b"the previous, good model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["model.onnx", "ListNet.joblib", "train.txt"])  # no temporary file left
+
+
+def test_export_refuses_to_write_over_the_model(model_file, capsys):
+    message = _fails(["export", model_file, "--format", "onnx", "--out", model_file], capsys)
+    assert message == (f"--out {model_file} is the input {model_file}: the command would write "
+                       "over what it reads; choose another file")
+
+
+def test_export_names_a_model_onnx_cannot_take(train_file, tmp_path, monkeypatch, capsys,
+                                               installed):
+    installed("skl2onnx", "onnx")
+    model = _fit_model(train_file, tmp_path, "ListNet", "max_iter=2")
+    capsys.readouterr()
+
+    def refuse(*args, **kwargs):
+        raise ValueError("ListNetRanker cannot be exported to ONNX: Thing has no converter.")
+
+    monkeypatch.setattr("skrank._cli.to_onnx", refuse)
+    message = _fails(["export", model, "--format", "onnx", "--out", tmp_path / "m.onnx"], capsys)
+    assert message == (f"cannot export the ListNet of {model} to ONNX: ListNetRanker cannot be "
+                       "exported to ONNX: Thing has no converter.")
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_export_es_linear_scores_as_predict(train_file, test_file, tmp_path, capsys):
+    import json
+
+    model = _fit_model(train_file, tmp_path, "ListNet", "max_iter=3")  # linear by default
+    out = tmp_path / "model.json"
+    assert main(["export", str(model), "--format", "es-linear", "--name", "my_ranker",
+                 "--out", str(out)]) == 0
+    assert main(["predict", str(model), str(test_file)]) == 0
+    expected = np.array(capsys.readouterr().out.split(), dtype=float)
+    body = json.loads(out.read_text())
+    assert body["model"]["name"] == "my_ranker"
+    assert body["model"]["model"]["type"] == "model/linear"
+    weights = json.loads(body["model"]["model"]["definition"])
+    # the features are named by their numbers in the LETOR file, one-based
+    assert list(weights) == [str(i) for i in range(1, N_FEATURES + 1)]
+    X, _, _ = load_letor(test_file, n_features=N_FEATURES)
+    scores = X @ np.array([weights[str(i)] for i in range(1, N_FEATURES + 1)])
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_export_es_linear_takes_feature_names(train_file, tmp_path, capsys):
+    import json
+
+    model = _fit_model(train_file, tmp_path, "ListNet", "max_iter=3")
+    out = tmp_path / "model.json"
+    names = "bm25, tf, idf, pagerank, length"
+    assert main(["export", str(model), "--format", "es-linear", "--feature-names", names,
+                 "--out", str(out)]) == 0
+    weights = json.loads(json.loads(out.read_text())["model"]["model"]["definition"])
+    assert list(weights) == ["bm25", "tf", "idf", "pagerank", "length"]
+    capsys.readouterr()
+    message = _fails(["export", model, "--format", "es-linear", "--feature-names", "a,b",
+                      "--out", out], capsys)
+    assert message == (f"cannot export the ListNet of {model} as es-linear: feature_names has "
+                       "2 names, but the model has 5 features.")
+
+
+def test_export_es_linear_refuses_a_network(train_file, tmp_path, capsys):
+    model = _fit_model(train_file, tmp_path, "ListNet", "hidden_layer_sizes=(3,)", "max_iter=2")
+    capsys.readouterr()
+    out = tmp_path / "model.json"
+    message = _fails(["export", model, "--format", "es-linear", "--out", out], capsys)
+    assert message.startswith(f"cannot export the ListNet of {model} as es-linear: ")
+    assert "is not linear: it scores with a network of hidden layers (3,)" in message
+    assert not out.exists()

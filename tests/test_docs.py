@@ -47,6 +47,8 @@ def test_readme_python_block_runs_alone(block, installed, tmp_path):
     """Every Python block of the README runs on its own, in a fresh process."""
     if re.search(r"^\s*from distributed\b", block, flags=re.M):
         installed("distributed", "dask")
+    if re.search(r"^\s*import onnxruntime\b", block, flags=re.M):
+        installed("onnxruntime", "onnx")
     result = subprocess.run(
         [sys.executable, "-c", block], capture_output=True, text=True, cwd=tmp_path,
         env=_subprocess_env(), timeout=300,
@@ -63,10 +65,12 @@ def _write_letor(path, X, y, qid):
 
 
 @pytest.mark.parametrize("block", README_CLI, ids=[f"cli{i}" for i in range(len(README_CLI))])
-def test_readme_cli_block_runs_alone(block, tmp_path):
+def test_readme_cli_block_runs_alone(block, tmp_path, installed):
     """The README's command lines run as written, on LETOR files named as there."""
     from skrank.datasets import load_rank_sample
 
+    if "--format onnx" in block:
+        installed("skl2onnx", "onnx")
     for name, subset in (("train.txt", "train"), ("test.txt", "test")):
         _write_letor(tmp_path / name, *load_rank_sample(subset=subset))
     result = subprocess.run(
@@ -148,7 +152,7 @@ PUBLIC_MODULES = ["skrank.rankers", "skrank.losses", "skrank.metrics", "skrank.m
 def test_user_guide_pages_are_found():
     names = {p.stem for p in USER_GUIDE}
     assert names == {"queries", "metrics", "model_selection", "rankers", "parameters", "scaling",
-                     "large_data", "reproducing"}
+                     "large_data", "serving", "reproducing"}
     toctree = (DOC / "user_guide" / "index.rst").read_text()
     for name in names:
         assert f"\n   {name}\n" in toctree
@@ -161,6 +165,9 @@ def test_user_guide_doctests(page, installed):
 
     if page.stem in {"scaling", "large_data"}:
         installed("distributed", "dask")
+    if page.stem == "serving":
+        installed("onnxruntime", "onnx")
+        installed("skl2onnx", "onnx")
     result = doctest.testfile(str(page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

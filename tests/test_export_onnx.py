@@ -220,7 +220,9 @@ def test_unconvertible_step_is_named(data):
     X, y, qid = data
     model = _fit(make_pipeline(_Unknown(), ListNetRanker(max_iter=2, random_state=0)),
                  X, y, qid)
-    with pytest.raises(ValueError, match="cannot be exported to ONNX.*_Unknown"):
+    with pytest.raises(ValueError, match=r"^Pipeline cannot be exported to ONNX: its step "
+                                         r"'_unknown' \(_Unknown\) has no ONNX converter in "
+                                         r"skl2onnx or skrank; only steps"):
         to_onnx(model)
 
 

@@ -18,6 +18,8 @@ skl2onnx and onnx are optional: they are imported by the functions of this
 module, never at import time.
 """
 
+import re
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -172,9 +174,22 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
         )
     except RuntimeError as exc:  # skl2onnx: no converter or shape calculator for a step
         raise ValueError(
-            f"The model cannot be exported to ONNX: {exc} Only steps that skl2onnx or "
-            "skrank can convert are exported."
+            f"{type(model).__name__} cannot be exported to ONNX: {_unconvertible(model, exc)}"
         ) from exc
+
+
+def _unconvertible(model, exc):
+    """What skl2onnx's error ``exc`` says of ``model``, naming the pipeline step it is about."""
+    first = str(exc).strip().splitlines()[0]
+    found = re.search(r"type '<class '([\w.]+)'>'", first)
+    if found is None:
+        return first
+    cls = found.group(1).rpartition(".")[2]
+    steps = [(name, step) for name, step in getattr(model, "steps", [("", model)])
+             if type(step).__name__ == cls]
+    where = f"its step {steps[0][0]!r} ({cls})" if steps and steps[0][0] else cls
+    return (f"{where} has no ONNX converter in skl2onnx or skrank; only steps that one "
+            "of them converts can be exported.")
 
 
 # ----------------------------------------------------------------------

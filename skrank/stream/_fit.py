@@ -262,4 +262,3 @@ def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
             ConvergenceWarning,
         )
     return ranker
-
