@@ -933,6 +933,96 @@ def test_load_letor_float32_is_the_float64_parse_cast(tmp_path, engine, suffix, 
         _assert_bits_equal([X32], [X64.astype(np.float32)])
 
 
+def _sparse_text(rng, n_queries=40, n_features=9, late_feature=None, docids=True):
+    """LETOR lines that list different features (the careful path's files).
+
+    Values include signed zeros, NaN and infinities; every few lines is a
+    comment or blank. ``late_feature``: a feature index that only the last
+    line lists (a later block then needs more columns than the first).
+    """
+    specials = ["-0", "-0.0", "nan", "inf", "-inf", "1e-320", "3.4028236e38"]
+    lines, k = [], 0
+    for q in range(1, n_queries + 1):
+        for _ in range(int(rng.integers(1, 9))):
+            features = np.flatnonzero(rng.random(n_features) < 0.6) + 1
+            values = [specials[int(rng.integers(len(specials)))] if rng.random() < 0.05
+                      else f"{rng.normal():.5f}" for _ in features]
+            fields = " ".join(f"{j}:{v}" for j, v in zip(features, values))
+            k += 1
+            comment = f" #docid = d{k}" if docids else ""
+            lines.append(f"{int(rng.integers(0, 5))} qid:{q} {fields}{comment}\n")
+            if rng.random() < 0.1:
+                lines.append("# a comment line\n" if rng.random() < 0.5 else "\n")
+    if late_feature is not None:
+        lines.append(f"1 qid:{n_queries} 1:0.5 {late_feature}:0.25 #docid = last\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", ["plain", "gzip", "late feature", "n_features", "zero-based"])
+def test_load_letor_irregular_file_in_blocks_equals_the_whole_file_read(
+        tmp_path, monkeypatch, case, dtype):
+    # dense=True reads an irregular file block by block (here blocks of 256
+    # bytes); dense=False reads it whole into a sparse matrix: the same
+    # numbers to the bit, the same rows, ids and warnings
+    import skrank.datasets._letor as letor
+
+    monkeypatch.setattr(letor, "_BLOCK_SIZE", 256)
+    rng = np.random.default_rng(5)
+    text = _sparse_text(rng, late_feature=30 if case == "late feature" else None)
+    if case == "zero-based":
+        text = text.replace(" 1:", " 0:")
+    path = tmp_path / ("data.txt.gz" if case == "gzip" else "data.txt")
+    if case == "gzip":
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    kwargs = {"return_docids": True, "dtype": dtype, "zero_based": case == "zero-based",
+              "n_features": 40 if case == "n_features" else None}
+    with warnings.catch_warnings(record=True) as dense_warnings:
+        warnings.simplefilter("always")
+        got = load_letor(path, **kwargs)
+    with warnings.catch_warnings(record=True) as sparse_warnings:
+        warnings.simplefilter("always")
+        X, *rest = load_letor(path, dense=False, **kwargs)
+    _assert_bits_equal(got, (X.toarray(), *rest))
+    assert [str(w.message) for w in dense_warnings] == [str(w.message) for w in sparse_warnings]
+    assert len(dense_warnings) == 1  # the non-finite values, with the first line
+    if case == "late feature":
+        assert got[0].shape[1] == 30
+
+
+def test_load_letor_irregular_file_peak_is_x_plus_a_block(tmp_path, monkeypatch):
+    import tracemalloc
+
+    import skrank.datasets._letor as letor
+
+    monkeypatch.setattr(letor, "_BLOCK_SIZE", 2**16)
+    rng = np.random.default_rng(3)
+    n_rows, n_features = 20_000, 40
+    keep = rng.random((n_rows, n_features)) < 0.7  # 30 % of the features left out
+    values = np.char.mod("%.4f", rng.random((n_rows, n_features)))
+    index = np.char.add(np.arange(1, n_features + 1).astype(str), ":")
+    fields = np.where(keep, np.char.add(index, values), "")
+    qid = np.repeat(np.arange(n_rows // 100), 100)
+    lines = [f"1 qid:{q} " + " ".join(f for f in row if f)
+             for q, row in zip(qid.tolist(), fields.tolist())]
+    path = tmp_path / "sparse.txt"
+    path.write_text("\n".join(lines) + "\n")
+    load_letor(_write(tmp_path / "warm.txt", "1 qid:1 2:0.5\n0 qid:1 1:0.5\n"))  # imports
+    tracemalloc.start()
+    try:
+        X, _, _ = load_letor(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert X.shape == (n_rows, n_features)
+    # X, y and qid plus one block's text and pieces (the whole text and its
+    # sparse matrix held at once came to about 4 times X)
+    assert peak < 1.5 * X.nbytes, (peak, X.nbytes)
+
+
 @pytest.mark.parametrize("engine", ["numpy", "pandas"])
 def test_load_letor_float32_makes_no_float64_copy(tmp_path, engine, installed, monkeypatch):
     import tracemalloc

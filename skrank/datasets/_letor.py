@@ -477,7 +477,8 @@ def _non_finite(X, y, line_of_row):
     overflowing sum is then counted exactly and finds nothing.
     """
     values = X.data if sp.issparse(X) else X.reshape(-1)
-    with np.errstate(over="ignore"):
+    # inf + (-inf) is NaN: numpy's "invalid value" warning is not the user's
+    with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(y.sum()) and np.isfinite(values.sum()):
             return (0, None, 0, None)
     bad_labels = np.flatnonzero(~np.isfinite(y))
@@ -751,6 +752,60 @@ def _load_careful(path, *, dtype, return_docids, zero_based, progress):
     return out, n_needed, found
 
 
+def _load_careful_blocks(path, *, n_features, dtype, return_docids, zero_based, progress):
+    """Dense ``X`` from blocks of whole lines, each parsed by :func:`_careful_block`.
+
+    The careful parser's checks and messages (lines counted from the start
+    of the file), in the memory of ``X`` plus one block: ``X`` is allocated
+    from the file's size and its first block (grown by a quarter at a time
+    for a compressed file), ``n_features`` columns wide if given, else as
+    wide as the rows read need, widened (a copy) when a later row needs
+    more. Returns what :func:`_load_regular` returns, or None for a file
+    without data lines (which :func:`_load_careful` reads as before).
+    """
+    total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
+    X = None
+    rows = width = n_needed = 0
+    labels, qids, docids = [], [], []
+    found = (0, None, 0, None)
+    for text, first_line in _iter_blocks(path):
+        values, y, qid, lines, needed = _careful_block(
+            text, path, first_line, dtype=dtype, zero_based=zero_based)
+        n, d = values.shape
+        progress.update(n, len(text))
+        if not n:
+            continue
+        if X is None:
+            width = max(d, n_features or 0)
+            capacity = n if total is None else int(n * total / len(text) * 1.02) + 1
+            X = np.empty((max(capacity, n), width), dtype=dtype)
+        elif d > width:  # a later row needs more columns than the rows before
+            wider = np.empty((X.shape[0], d), dtype=dtype)
+            wider[:rows, :width] = X[:rows]
+            wider[:rows, width:] = 0
+            X, width = wider, d
+            del wider
+        if rows + n > X.shape[0]:
+            X.resize((max(rows + n, X.shape[0] * 5 // 4), width), refcheck=False)
+        X[rows : rows + n, :d] = values
+        X[rows : rows + n, d:] = 0
+        found = _add_non_finite(found, _non_finite(values, y, lambda row: int(lines[row])))
+        n_needed = max(n_needed, int(needed.max()))
+        if return_docids:
+            docids.append(_read_docids(text, path, first_line))
+        labels.append(y)
+        qids.append(qid)
+        rows += n
+        del values
+    if X is None:
+        return None
+    X.resize((rows, width), refcheck=False)
+    out = [X, np.concatenate(labels), np.concatenate(qids)]
+    if return_docids:
+        out.append(np.concatenate(docids))
+    return out, n_needed, found
+
+
 def _load_files(
     paths, *, n_features, dense, return_docids, zero_based, dtype=np.float64,
     engine="auto", verbose=False, name="load_letor",
@@ -762,8 +817,10 @@ def _load_files(
     (``zero_based=True``), and shifted afterwards when ``zero_based=False``,
     so that both conventions are decided by the caller, never by the file.
     A dense file of regular lines is read block by block by the fast parser
-    of ``engine``; any other file, or one the fast parser gives up on, is
-    read whole by the careful one. Only one file is held at a time.
+    of ``engine``; any other file, or one the fast parser gives up on, by the
+    careful one, block by block for a dense ``X`` and whole for a sparse one
+    or to raise an error with the whole file's message. Only one file is
+    held at a time.
     """
     for path in paths:
         _check_no_nul(path, "path")
@@ -787,6 +844,21 @@ def _load_files(
                 )
             else:
                 progress.update(0, 0, final=True)
+        if loaded is None and dense:
+            total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
+            progress = _Progress(name, path, total, verbose)
+            try:
+                loaded = _load_careful_blocks(
+                    path, n_features=n_features, dtype=dtype, return_docids=return_docids,
+                    zero_based=zero_based, progress=progress,
+                )
+            except ValueError:
+                # the whole file's reading below raises it with the file's own
+                # message (a file without any qid, a qid on some lines only)
+                loaded = None
+            else:
+                if loaded is not None:
+                    progress.update(0, 0, final=True)
         if loaded is None:
             progress = _Progress(name, path, None, verbose)
             loaded = _load_careful(
@@ -987,13 +1059,16 @@ def load_letor(
     bounded buffer per parsing thread (a block and the positions and numbers
     of its tokens; up to 4 threads, one per core), which does not grow with
     the file (the user guide's reproducing page gives measured peaks). Any
-    other file is read
-    whole into memory and parsed by scikit-learn as a sparse matrix, which
-    takes about 4 times the float64 ``X`` at its peak. When the first
+    other file (lines that list different features, or ``engine="sklearn"``)
+    is parsed by scikit-learn in the same blocks, each block's rows copied
+    into ``X``: the peak is again ``X`` plus one block's text and its parsed
+    rows (``X`` is widened, a copy, when a late line needs more columns than
+    the lines before it and ``n_features`` is None). With ``dense=False`` the
+    whole text is read and parsed into one sparse matrix. When the first
     irregular line comes late in a file, the blocks before it were read for
     nothing, and the file is read again by the careful parser; every error
-    of a file, whatever its engine, is raised by the careful parser, so that
-    it names the file and the line.
+    of a file, whatever its engine, is raised by the careful parser reading
+    the whole file, so that it names the file and the line.
 
     There is no ``zero_based="auto"``, unlike
     :func:`sklearn.datasets.load_svmlight_file`: that heuristic decides per
