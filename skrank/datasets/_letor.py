@@ -217,8 +217,15 @@ def _line_number(text, row, first_line=1):
     return text.count(b"\n", 0, match.start()) + first_line
 
 
-def _data_line_numbers(text, first_line):
-    """The line number of every data line of ``text``, whose first line is ``first_line``."""
+def _data_line_numbers(text, first_line, n_rows=None):
+    """The line number of every data line of ``text``, whose first line is ``first_line``.
+
+    ``n_rows``, the number of data lines if known: when every line is one,
+    the numbers follow without a search.
+    """
+    n_lines = text.count(b"\n") + (not text.endswith(b"\n") and len(text) > 0)
+    if n_rows == n_lines:  # no blank or comment line
+        return np.arange(first_line, first_line + n_lines)
     starts = np.fromiter((m.start() for m in _DATA_LINE.finditer(text)), dtype=np.int64)
     ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n"))
     return np.searchsorted(ends, starts) + first_line
@@ -265,7 +272,9 @@ def _read_qid(text, path, n_rows, first_line=None):
     named, since the counts of a block say nothing of the file.
     """
     path = os.fspath(path)
-    if first_line is not None:
+    found = _QID_FIELD.findall(text)
+    n_lines = len(_DATA_LINE.findall(text))
+    if first_line is not None and len(found) != n_lines:  # name the first line without
         starts = {match.start() for match in _QID_FIELD.finditer(text)}
         for match in _DATA_LINE.finditer(text):
             if match.start() not in starts:
@@ -274,10 +283,8 @@ def _read_qid(text, path, n_rows, first_line=None):
                     f"Line {lineno} of {path!r} has no 'qid:<id>' field; a "
                     "ranking data set needs one query id per row."
                 )
-    n_lines = len(_DATA_LINE.findall(text))
     if n_rows == 0 or n_lines == 0:
         raise ValueError(f"The file {path!r} has no data lines.")
-    found = _QID_FIELD.findall(text)
     if not found:
         raise ValueError(
             f"The file {path!r} has no qid: none of its lines has a 'qid:<id>' "
@@ -1143,7 +1150,7 @@ def _careful_block(text, path, first_line, *, dtype, zero_based):
     needed = np.zeros(X.shape[0], dtype=np.int64)
     needed[has_entries] = X.indices[X.indptr[1:][has_entries] - 1] + 1
     X.resize((X.shape[0], int(needed.max())))
-    lines = _data_line_numbers(text, first_line)
+    lines = _data_line_numbers(text, first_line, X.shape[0])
     return X.toarray(), np.asarray(y, dtype=np.float64), qid, lines, needed
 
 
