@@ -7,9 +7,10 @@ pairwise_hidden_layer_sizes=(5,))``), this script prints, measured in one
 run on the same machine:
 
 1. per query of 100 and of 1,000 documents: the median and 99th percentile
-   of the latency of ``predict(X, qid=...)`` and of one ONNX Runtime
-   ``session.run`` (one intra-op thread, float32 graph), over ``--repeat``
-   calls on different queries, and the ratio of the medians (above 1: ONNX
+   of the latency of ``predict(X, qid=...)`` (BLAS limited to one thread
+   with threadpoolctl) and of one ONNX Runtime ``session.run`` (one intra-op
+   thread, float32 graph), over ``--repeat`` calls on different queries (at
+   most 50 for 1,000 documents), and the ratio of the medians (above 1: ONNX
    Runtime is faster);
 2. rows per second on ``--rows`` rows (queries of 100 documents), by
    ``predict`` of all rows at once and by the session (all rows at once for
@@ -27,6 +28,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 from skrank import BoltzRankRanker, ListNetRanker, make_web_ranking
 from skrank.export import to_onnx
@@ -62,6 +64,11 @@ def latencies(call, queries):
 
 
 def main():
+    with threadpool_limits(1):  # predict on one core, as the session
+        run()
+
+
+def run():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=300, help="queries timed per size")
     parser.add_argument("--rows", type=int, default=100_000, help="rows of the throughput test")
@@ -71,7 +78,7 @@ def main():
 
     X, y, qid = make_web_ranking(n_queries=200, random_state=0, dtype=np.float32)
     print(f"fitted on {X.shape[0]} rows x {X.shape[1]} float32 features; "
-          f"onnxruntime {onnxruntime.__version__}, one thread")
+          f"onnxruntime {onnxruntime.__version__}; one thread each")
     rng = np.random.default_rng(1)
     print(f"\n{'model':<22}{'docs':>6}{'predict ms':>22}{'onnxruntime ms':>22}"
           f"{'predict / onnxruntime':>24}")

@@ -1,10 +1,12 @@
-"""The command line, ``python -m skrank {fit,predict,evaluate,compare}``.
+"""The command line, ``python -m skrank {fit,predict,evaluate,compare,export}``.
 
 ``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
 files (read with :func:`skrank.datasets.load_letor`; ``--zero-based`` for
 files whose feature indices start at 0); ``compare`` runs the grouped
 comparison of :mod:`skrank._compare`, in the metric convention of
-``--convention``. ``python -m skrank --version`` prints the version.
+``--convention``; ``export`` writes a saved model as ONNX or as the
+Elasticsearch / OpenSearch plugin's linear model (:mod:`skrank.export`).
+``python -m skrank --version`` prints the version.
 
 Results go to stdout (``predict``'s scores, ``evaluate``'s metrics,
 ``compare``'s table), and nothing else does: progress and errors go to
@@ -557,19 +559,31 @@ def _predict_streamed(payload, args, zero_based):
 
 
 def _cmd_export(args, parser):
+    if str(args.out) == "-":
+        parser.error("--out must name a file; export does not write to stdout ('-')")
+    given = {"onnx": [("--feature-names", args.feature_names), ("--name", args.name)],
+             "es-linear": [("--dtype", args.dtype)]}[args.format]
+    for flag, value in given:
+        if value is not None:
+            parser.error(f"{flag} is not an option of --format {args.format}")
+    if args.name is not None and not args.name.strip():
+        parser.error("--name must not be empty")
+    if args.feature_names is not None and not all(
+            name.strip() for name in args.feature_names.split(",")):
+        parser.error(f"--feature-names has an empty name: {args.feature_names!r}")
     _check_output(args.out, inputs=(args.model,))
     payload = _load_model(args.model)
     estimator = payload["estimator"]
     what = f"the {payload['ranker']} of {args.model}"
     if args.format == "onnx":
         try:
-            data = to_onnx(estimator, dtype=args.dtype).SerializeToString()
+            data = to_onnx(estimator, dtype=args.dtype or "float32").SerializeToString()
         except ImportError as exc:
             raise CommandError(str(exc)) from None
         except ValueError as exc:
             raise CommandError(f"cannot export {what} to ONNX: {exc}") from None
         _write_export(args.out, data)
-        _log(f"wrote {what} to {args.out} (ONNX, {args.dtype}; input 'X' of shape "
+        _log(f"wrote {what} to {args.out} (ONNX, {args.dtype or 'float32'}; input 'X' of shape "
              f"(n_docs, {payload['n_features']}), the documents of one query)")
         return 0
     names = args.feature_names
@@ -579,7 +593,7 @@ def _cmd_export(args, parser):
     else:
         names = [name.strip() for name in names.split(",")]
     try:
-        body = to_es_linear(estimator, feature_names=names, name=args.name)
+        body = to_es_linear(estimator, feature_names=names, name=args.name or "skrank_model")
     except ValueError as exc:
         raise CommandError(f"cannot export {what} as es-linear: {exc}") from None
     _write_export(args.out, (json.dumps(body, indent=2) + "\n").encode())
@@ -764,13 +778,13 @@ def _build_parser():
     export.add_argument("--format", required=True, choices=["onnx", "es-linear"],
                         help="what to write")
     export.add_argument("--out", required=True, type=Path, help="file to write")
-    export.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+    export.add_argument("--dtype", choices=["float32", "float64"],
                         help="onnx: element type of the graph (default: float32)")
     export.add_argument("--feature-names", metavar="NAMES",
                         help=("es-linear: the features' names in the plugin's featureset, "
                               "comma-separated, in the order of the model's features "
                               "(default: their numbers in the training file, '1', '2', ...)"))
-    export.add_argument("--name", default="skrank_model",
+    export.add_argument("--name",
                         help="es-linear: the model's name (default: skrank_model)")
     export.set_defaults(run=_cmd_export, parser=export)
 

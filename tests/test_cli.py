@@ -1285,3 +1285,28 @@ def test_export_es_linear_refuses_a_network(train_file, tmp_path, capsys):
     assert message.startswith(f"cannot export the ListNet of {model} as es-linear: ")
     assert "is not linear: it scores with a network of hidden layers (3,)" in message
     assert not out.exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--format", "onnx", "--out", "-"],
+     "--out must name a file; export does not write to stdout ('-')"),
+    (["--format", "onnx", "--feature-names", "a,b", "--out", "m.onnx"],
+     "--feature-names is not an option of --format onnx"),
+    (["--format", "onnx", "--name", "x", "--out", "m.onnx"],
+     "--name is not an option of --format onnx"),
+    (["--format", "es-linear", "--dtype", "float64", "--out", "m.json"],
+     "--dtype is not an option of --format es-linear"),
+    (["--format", "es-linear", "--name", " ", "--out", "m.json"], "--name must not be empty"),
+    (["--format", "es-linear", "--feature-names", "a,,b", "--out", "m.json"],
+     "--feature-names has an empty name: 'a,,b'"),
+])
+def test_export_option_errors_are_usage_errors(options, message, tmp_path, monkeypatch,
+                                               capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "no-such-model.joblib", *options])  # refused before any file is read
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: ") and "Traceback" not in err
+    assert err.splitlines()[-1] == f"python -m skrank export: error: {message}"
+    assert list(tmp_path.iterdir()) == []

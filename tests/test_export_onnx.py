@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.pipeline import make_pipeline
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, StandardScaler
 
 from skrank import (
@@ -49,7 +50,7 @@ def _fit(model, X, y, qid, **fit_params):
         warnings.simplefilter("ignore", ConvergenceWarning)
         if hasattr(model, "steps"):
             fit_params = {f"{name}__qid": qid for name, step in model.steps
-                          if _takes_qid(step.fit)}
+                          if hasattr(step, "fit") and _takes_qid(step.fit)}
             return model.fit(X, y, **fit_params)
         return model.fit(X, y, qid=qid)
 
@@ -72,6 +73,8 @@ def _predict_query(model, X):
     if not hasattr(model, "steps"):
         return model.predict(X, qid=qid)
     for _, step in model.steps[:-1]:
+        if step is None or step == "passthrough":
+            continue
         params = {"qid": qid} if _takes_qid(step.transform) else {}
         X = step.transform(X, **params)
     return model.steps[-1][1].predict(X, qid=qid)
@@ -266,3 +269,93 @@ def test_import_skrank_does_not_import_onnx():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_passthrough_steps_are_left_out(data):
+    X, y, qid = data
+    model = _fit(Pipeline([("a", "passthrough"), ("s", StandardScaler()), ("b", None),
+                           ("r", ListNetRanker(hidden_layer_sizes=(3,), max_iter=2,
+                                               random_state=0))]), X, y, qid)
+    _assert_matches(model, X, qid, "float64")
+
+
+def test_unfitted_step_is_named(data):
+    X, y, qid = data
+    ranker = _fit(ListNetRanker(max_iter=2, random_state=0), X, y, qid)
+    with pytest.raises(NotFittedError, match="This StandardScaler instance is not fitted"):
+        to_onnx(make_pipeline(StandardScaler(), ranker))
+
+
+@pytest.mark.parametrize("case", ["transformer", "classifier"])
+def test_a_model_that_gives_no_scores_is_refused(case, data):
+    X, y, qid = data
+    if case == "transformer":
+        model, match = QueryNormalizer().fit(X, qid=qid), "the model is a QueryNormalizer"
+    else:
+        model = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y > 1)
+        match = "its last step 'logisticregression' is a LogisticRegression"
+    with pytest.raises(ValueError, match=f"^to_onnx exports a model that scores documents: "
+                                         f".*; {match}\\.$"):
+        to_onnx(model)
+
+
+def test_a_regressor_pipeline_is_exported(data):
+    X, y, qid = data
+    model = make_pipeline(StandardScaler(), Ridge()).fit(X, y)
+    got = _run(to_onnx(model, dtype="float64"), X)
+    np.testing.assert_allclose(got.ravel(), model.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_target_opset_beyond_skl2onnx_is_refused(data):
+    import skl2onnx
+
+    X, y, qid = data
+    model = _fit(ListNetRanker(max_iter=2, random_state=0), X, y, qid)
+    newest = skl2onnx.__max_supported_opset__
+    with pytest.raises(ValueError, match=f"target_opset must be at most {newest}, the newest "
+                                         f"opset skl2onnx .* writes; got {newest + 1}"):
+        to_onnx(model, target_opset=newest + 1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_model_fitted_on_float32(dtype, data):
+    X, y, qid = data
+    model = _fit(BoltzRankRanker(hidden_layer_sizes=(4,), pairwise_hidden_layer_sizes=(2,),
+                                 restarts="best", n_init=2, max_iter=2, random_state=0),
+                 X.astype(np.float32), y, qid)
+    _assert_matches(model, X, qid, dtype)
+
+
+def test_query_normalizer_single_documents_and_extreme_values(data):
+    X, y, qid = data
+    model = _fit(make_pipeline(QueryNormalizer(method="zscore"),
+                               ListNetRanker(hidden_layer_sizes=(3,), max_iter=2,
+                                             random_state=0)), X, y, qid)
+    rows = X[qid == 2].copy()
+    rows[:, 0] = np.arange(len(rows)) * 1e307
+    rows[0, 0] = -1.5e308  # x - min overflows unscaled
+    rows[:, 1] = rows[:, 1] * 1e-300
+    for query in (rows, rows[:1]):  # a single document: every feature maps to 0
+        got = _run(to_onnx(model, dtype="float64"), query).ravel()
+        expected = _predict_query(model, query)
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_features_with_a_large_offset_need_a_float64_graph(data):
+    # skl2onnx's MinMaxScaler computes in the graph's dtype: float64 keeps the digits
+    X, y, qid = data
+    X = 2000.0 + X / 100.0  # year-like features
+    model = _fit(make_pipeline(MinMaxScaler(), ListNetRanker(hidden_layer_sizes=(4,),
+                                                             max_iter=3, random_state=0)),
+                 X, y, qid)
+    _assert_matches(model, X, qid, "float64")
+
+
+def test_missing_packages_say_how_to_install(monkeypatch, data):
+    X, y, qid = data
+    model = _fit(ListNetRanker(max_iter=2, random_state=0), X, y, qid)
+    monkeypatch.setitem(sys.modules, "skl2onnx", None)  # import skl2onnx fails
+    with pytest.raises(ImportError, match=r"needs the optional packages onnx and skl2onnx .*"
+                                          r"pip install 'skrank\[onnx\]'"):
+        to_onnx(model)

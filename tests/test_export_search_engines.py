@@ -307,6 +307,21 @@ def test_feature_names_come_from_a_dataframe(train, test_X):
         # names given explicitly win over the DataFrame's
         renamed = to_es_linear(model, ES_NAMES)
         assert list(json.loads(renamed["model"]["model"]["definition"])) == ES_NAMES
+    # a Pipeline opening with 'passthrough' has no names of its own: the ranker's serve
+    model = Pipeline([("skip", "passthrough"), ("ranker", RANKERS["listnet"]())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(frame, y, ranker__qid=qid)
+    assert list(json.loads(to_es_linear(model)["model"]["model"]["definition"])) == VESPA_NAMES
+
+
+def test_es_refuses_a_deviation_that_is_zero_in_single_precision(linear):
+    tiny = _pipeline(StandardScaler().fit(np.eye(N_FEATURES)), copy.deepcopy(linear))
+    tiny[0].scale_ = np.where(np.arange(N_FEATURES) == 3, 1e-47, tiny[0].scale_)
+    match = (r"the normalizer standard_deviation of feature 'user_age' is 1e-47, which is 0 "
+             r"in the single precision")
+    with pytest.raises(ValueError, match=match):
+        to_es_linear(tiny, ES_NAMES)
 
 
 @pytest.fixture(scope="module")
@@ -334,7 +349,8 @@ def test_bad_feature_names_are_refused(export, names, error, match, linear):
 
 
 @pytest.mark.parametrize("name", ["title score", "bm25(title)-1", "3",
-                                  "attribute(a) * 2", "attribute(a", "attribute(a))"])
+                                  "attribute(a) * 2", "attribute(a", "attribute(a))",
+                                  "attribute(a).bé", "précision"])
 def test_vespa_refuses_a_name_that_is_not_a_rank_feature(name, linear):
     names = VESPA_NAMES[:4] + [name]
     match = r"feature_names\[4\]=.* is not a Vespa rank feature"
@@ -370,6 +386,8 @@ def _refused_models(X, y, qid):
     clipped = _pipeline(MinMaxScaler(clip=True).fit(X), linear)
     diverged = _fit(RANKERS["listnet"](), [], **fit)
     diverged.coef_ = np.where(np.arange(N_FEATURES) == 2, np.nan, diverged.coef_)
+    nan_scaler = _pipeline(StandardScaler().fit(X), linear)
+    nan_scaler[0].scale_ = np.where(np.arange(N_FEATURES) == 1, np.inf, nan_scaler[0].scale_)
     return {
         "mlp": (mlp, ValueError,
                 r"ListNetRanker is not linear: .*hidden layers \(3,\)"),
@@ -392,11 +410,15 @@ def _refused_models(X, y, qid):
             _pipeline(StandardScaler().fit(X[:, :3]), linear), ValueError,
             r"StandardScaler\) has 3 features but the ranker has 5"),
         "diverged": (diverged, ValueError, r"non-finite weights \(coef_\[2\] = nan\)"),
+        "non-finite-scaler": (nan_scaler, ValueError,
+                              r"step 's0' \(StandardScaler\) has a non-finite scale_: "
+                              r"scale_\[1\] = inf; refit it on finite data"),
     }
 
 
 REFUSED = ["mlp", "boltzrank2", "query-normalizer", "pca", "clip", "not-skrank",
-           "unfitted-ranker", "unfitted-scaler", "mismatched-steps", "diverged"]
+           "unfitted-ranker", "unfitted-scaler", "mismatched-steps", "diverged",
+           "non-finite-scaler"]
 
 
 @pytest.fixture(scope="module")

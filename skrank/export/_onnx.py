@@ -21,6 +21,8 @@ module, never at import time.
 import re
 
 import numpy as np
+from sklearn.base import is_regressor
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._activations import _SCALE
@@ -126,9 +128,22 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
     ``predict`` of float32 rows to float32 rounding (BoltzRank2's pairwise
     part, which ``predict`` sums in float64, is summed in float32).
     QueryNormalizer's statistics are computed in float64 in both, as in
-    :meth:`~skrank.preprocessing.QueryNormalizer.transform`, without its
-    power-of-two rescaling (which guards against overflow of features near
-    the largest float only).
+    :meth:`~skrank.preprocessing.QueryNormalizer.transform`. The converters
+    of scikit-learn's transformers are skl2onnx's: they compute in the
+    graph's dtype, their constants rounded to it, so a float32 graph of a
+    ``MinMaxScaler`` (or ``StandardScaler``) on features with a large offset
+    (a year, a timestamp) loses digits that ``predict`` keeps: use
+    ``dtype="float64"`` for such features.
+
+    Memory: BoltzRank2's pairwise potentials are computed for every pair of
+    the query's documents at once, ``n_docs ** 2`` times the pairwise hidden
+    units values (a query of 3,000 documents with 5 units: 45 million
+    values, 360 MB in float64), where ``predict`` works through the pairs in
+    bounded blocks.
+
+    The default ``target_opset`` is the newest skl2onnx writes (22 for
+    skl2onnx 1.20); an older ONNX runtime, such as the one a search engine
+    bundles, may need a lower one (13 at least).
 
     Examples
     --------
@@ -155,12 +170,29 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
             or target_opset < MIN_OPSET):
         raise ValueError(
             f"target_opset must be an integer of at least {MIN_OPSET}; got {target_opset!r}.")
-    check_is_fitted(model)
-    n_features = getattr(model, "n_features_in_", None)
+    model = _without_passthrough(model)
+    steps = _steps(model)
+    for _, step in steps:
+        check_is_fitted(step)
+    name, final = steps[-1]
+    if not (isinstance(final, RANKERS) or is_regressor(final)):
+        where = "the model" if name is None else f"its last step {name!r}"
+        raise ValueError(
+            f"to_onnx exports a model that scores documents: a skrank ranker, or a "
+            f"Pipeline ending in one (or in a scikit-learn regressor); {where} is a "
+            f"{type(final).__name__}."
+        )
+    n_features = getattr(steps[0][1], "n_features_in_", None)
     if n_features is None:
         raise ValueError(
-            f"{type(model).__name__} has no n_features_in_: the graph's input width is unknown.")
+            f"{type(steps[0][1]).__name__} has no n_features_in_: the graph's input width "
+            "is unknown.")
     skl2onnx = _skl2onnx()
+    newest = getattr(skl2onnx, "__max_supported_opset__", None)
+    if target_opset is not None and newest is not None and target_opset > newest:
+        raise ValueError(
+            f"target_opset must be at most {newest}, the newest opset skl2onnx "
+            f"{skl2onnx.__version__} writes; got {target_opset!r}.")
     register_onnx_converters()
     from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType
 
@@ -176,6 +208,29 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
         raise ValueError(
             f"{type(model).__name__} cannot be exported to ONNX: {_unconvertible(model, exc)}"
         ) from exc
+
+
+def _without_passthrough(model):
+    """``model`` with its Pipelines' ``None`` and ``"passthrough"`` steps left out.
+
+    skl2onnx converts fitted estimators only; a step that passes its input
+    on is no node of the graph.
+    """
+    if not isinstance(model, Pipeline):
+        return model
+    steps = [(name, _without_passthrough(step)) for name, step in model.steps
+             if step is not None and not (isinstance(step, str) and step == "passthrough")]
+    if not steps:
+        raise ValueError("The Pipeline has no step to export: every step is 'passthrough'.")
+    return Pipeline(steps)
+
+
+def _steps(model):
+    """``(name, estimator)`` of the steps of a Pipeline (nested ones flattened), or ``[(None, model)]``."""
+    if not isinstance(model, Pipeline):
+        return [(None, model)]
+    return [(name if inner is None else inner, estimator)
+            for name, step in model.steps for inner, estimator in _steps(step)]
 
 
 def _unconvertible(model, exc):
@@ -347,6 +402,15 @@ def _convert_query_normalizer(scope, operator, container):
     # a feature constant in the query (every feature of a single document) maps to 0
     varying = graph.node("Greater", hi, lo)
     one = graph.const(1.0, np.float64)
+    # each feature divided by a power of two near its largest magnitude, as
+    # transform does: exact, and x - min then cannot overflow
+    largest = graph.node("Max", graph.node("Abs", lo), graph.node("Abs", hi))
+    exponent = graph.node("Floor", graph.node(
+        "Div", graph.node("Log", largest), graph.const(np.log(2.0), np.float64)))
+    power = graph.node("Pow", graph.const(2.0, np.float64), exponent)
+    power = graph.node("Where", graph.node("Greater", largest, graph.const(0.0, np.float64)),
+                       power, one)
+    X, lo, hi = (graph.node("Div", v, power) for v in (X, lo, hi))
     span = graph.node("Where", varying, graph.node("Sub", hi, lo), one)
     Xs = graph.node("Div", graph.node("Sub", X, lo), span)
     if method == "zscore":  # invariant to the min-max map above, as in transform

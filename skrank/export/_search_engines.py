@@ -35,7 +35,8 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _VESPA_FEATURE = re.compile(
     r"[A-Za-z_@][\w@$]*"
     r"(?:\((?:[^()]|\([^()]*\))*\))?"
-    r"(?:\.[\w@$]+)*"
+    r"(?:\.[\w@$]+)*",
+    re.ASCII,  # Vespa's names are ASCII: \w must not take other letters
 )
 
 
@@ -67,8 +68,10 @@ class _Standardize:
             divisor = divisor * self.scale
         return offset, divisor
 
-    def arrays(self):
-        return [a for a in (self.mean, self.scale) if a is not None]
+    def named_arrays(self):
+        """The fitted statistics, as ``(attribute name, array)``."""
+        return [(name, a) for name, a in (("mean_", self.mean), ("scale_", self.scale))
+                if a is not None]
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,9 @@ class _Rescale:
         divisor = divisor / self.scale
         return offset - self.shift * divisor, divisor
 
-    def arrays(self):
-        return [self.scale, self.shift]
+    def named_arrays(self):
+        """The fitted statistics, as ``(attribute name, array)``."""
+        return [("scale_", self.scale), ("min_", self.shift)]
 
 
 @dataclass(frozen=True)
@@ -205,8 +209,13 @@ def _linear_score(model):
                 f"{_step_label(name, step)} has {n_in} features but the ranker "
                 f"has {coef.shape[0]}: the steps were not fitted together."
             )
-        if not all(np.all(np.isfinite(a)) for a in scaling.arrays()):
-            raise ValueError(f"{_step_label(name, step)} has non-finite statistics.")
+        for statistic, values in scaling.named_arrays():
+            if not np.all(np.isfinite(values)):
+                bad = int(np.flatnonzero(~np.isfinite(values))[0])
+                raise ValueError(
+                    f"{_step_label(name, step)} has a non-finite {statistic}: "
+                    f"{statistic}[{bad}] = {float(values[bad])!r}; refit it on finite data."
+                )
     return _LinearScore(steps=tuple(s for _, _, s in steps), coef=coef)
 
 
@@ -215,7 +224,12 @@ def _linear_score(model):
 def _feature_names(feature_names, model, n_features):
     """The ``n_features`` names: ``feature_names``, else ``model.feature_names_in_``."""
     if feature_names is None:
-        feature_names = getattr(model, "feature_names_in_", None)
+        # a Pipeline's own names come from its first step, which may be 'passthrough'
+        steps = [model] + [step for _, step in getattr(model, "steps", [])
+                           if step is not None and not isinstance(step, str)]
+        feature_names = next((names for names in (
+            getattr(step, "feature_names_in_", None) for step in steps) if names is not None),
+            None)
         if feature_names is None:
             raise ValueError(
                 "feature_names is required: the model was fitted on an array "
@@ -361,11 +375,11 @@ def to_es_linear(model, feature_names=None, *, name="skrank_model"):
     written as a ``standard`` normalizer: a ``StandardScaler`` gives its
     ``mean_`` and ``scale_``, a ``MinMaxScaler`` with the default
     ``feature_range`` its ``data_min_`` and ``data_range_`` (1 for a feature
-    constant in training), to rounding. The plugin's
-    ``min_max`` normalizer is not used: it refuses a negative ``minimum``
-    or ``maximum``, which features with negative values have, and computes
-    ``maximum - minimum`` in single precision. The scores therefore equal
-    ``model.predict(X)``, with no per-query constant between them.
+    constant in training), to rounding. One rule serves every chain of
+    scalers, so the plugin's ``min_max`` normalizer is not used (it also
+    computes ``maximum - minimum`` in single precision). The scores
+    therefore equal ``model.predict(X)``, with no per-query constant between
+    them.
 
     The plugin stores the weights and statistics as Java floats and
     computes in single precision, so its scores agree with ``predict`` to
@@ -408,6 +422,13 @@ def to_es_linear(model, feature_names=None, *, name="skrank_model"):
         offset, divisor = score.offset_divisor()
         means = _single_precision(offset, "normalizer mean", names)
         deviations = _single_precision(divisor, "normalizer standard_deviation", names)
+        for feature, deviation in zip(names, deviations):
+            if not np.float32(deviation) > 0:  # the plugin refuses a deviation <= 0.0f
+                raise ValueError(
+                    f"the normalizer standard_deviation of feature {feature!r} is "
+                    f"{deviation!r}, which is 0 in the single precision in which the "
+                    "plugin stores it (it must be positive); rescale the feature."
+                )
         definition["feature_normalizers"] = {
             feature: {"standard": {"mean": mean, "standard_deviation": deviation}}
             for feature, mean, deviation in zip(names, means, deviations)
