@@ -146,7 +146,7 @@ def out_of_memory_text(what, exc, advice):
 
     numpy's ``_ArrayMemoryError`` says what it could not allocate ("Unable to
     allocate 37.3 GiB for an array with shape ..."); a bare MemoryError says
-    nothing (issue 27, cause 8).
+    nothing.
     """
     reason = f": {exc}" if str(exc) else ""
     return f"not enough memory to {what}{reason}; {advice}"
@@ -160,8 +160,7 @@ def _ranker_errors(what, where):
     errors: ValueError (NaN or infinite features, labels the ranker cannot
     fit, a :class:`~skrank._core._solvers.DivergenceError`) or TypeError; a
     MemoryError when its sizes or the data do not fit in memory. Their
-    message is kept; any other error is a bug and propagates (issue 27,
-    cause 8).
+    message is kept; any other error is a bug and propagates.
     """
     try:
         yield

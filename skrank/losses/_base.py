@@ -599,8 +599,8 @@ def sized_by(name, value, bytes_per_unit, what):
     parameter's, e.g. ``n_rankings``). More than an array can hold
     (:data:`MAX_LENGTH` bytes) is a ValueError before anything is
     allocated; a MemoryError in the block is raised again with the
-    parameter's name and the size (issue 27: both used to come from numpy's
-    allocator, naming no parameter). Available memory is not guessed.
+    parameter's name and the size (numpy's allocator names no
+    parameter). Available memory is not guessed.
 
     Parameters
     ----------

@@ -277,8 +277,8 @@ class LogRankLoss(ListwiseLoss):
     def _prepare(self, y_sorted, layout, random_state):
         good = y_sorted >= self.relevance_threshold
         if not good.any():
-            # issue 27: the loss was 0 with a zero gradient, without a word.
-            # LogRankRanker raises here; the loss warns, because it is also
+            # the loss is 0 with a zero gradient: say so. LogRankRanker
+            # raises here; the loss warns, because it is also
             # prepared on subsets of queries (one query, a fold), where a
             # query without a good document rightly contributes 0
             warnings.warn(
@@ -569,7 +569,7 @@ def walk_samples(good, layout, n_pos, *, n_rankings, walk_length, restart, resta
     dtype = coefficient_dtype(layout.max_size)
     # the state's bytes per ranking: the coefficients (and ranks) of every
     # row, the gain and validity of every query; named in any error of
-    # their size (issue 27)
+    # their size
     per_ranking = (layout.n_samples * dtype.itemsize * (2 if store_ranks else 1)
                    + layout.n_queries * 9)
     with sized_by("n_rankings", n_rankings, per_ranking,

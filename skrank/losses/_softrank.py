@@ -46,7 +46,7 @@ from ._softrank_sinkhorn import MAX_SINKHORN_ITERATIONS, _sinkhorn
 RANK_DISTRIBUTIONS = ("binomial", "normal", "hybrid")
 
 #: The range of ``sigma`` in which the loss's arithmetic stays within the
-#: floats (issue 27): a normal float, so that the density's normaliser
+#: floats: a normal float, so that the density's normaliser
 #: ``1 / (sqrt(2 pi) sqrt(2) sigma)`` is finite (below it a tie gave an
 #: infinite gradient), and small enough that the band of undecided contests
 #: ``_BAND sqrt(2) sigma`` is finite (above it numpy warned of overflows and

@@ -1394,7 +1394,7 @@ def parse_metric_name(name):
     if match is not None and match["k"] is not None:
         try:
             k = int(match["k"])
-        except ValueError as exc:  # issue 27: beyond the int conversion limit
+        except ValueError as exc:  # beyond the int conversion limit
             raise ValueError(
                 f"Unknown ranking scorer {shortened_repr(name)}: its k has "
                 f"{len(match['k'])} digits, more than Python converts to an int "

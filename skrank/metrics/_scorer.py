@@ -160,7 +160,7 @@ class RankingScorer:
             none.
         """
         if not isinstance(average, (bool, np.bool_)):
-            # issue 27: a truthy string such as "no" was taken for True
+            # a truthy string such as "no" would be taken for True
             raise TypeError(
                 f"average must be True or False; got average={average!r} of type "
                 f"{type(average).__name__}."
@@ -186,7 +186,7 @@ class RankingScorer:
         )
 
     def _one_number(self, value):
-        """``float(value)`` of a metric's mean, or a TypeError naming the metric (issue 27).
+        """``float(value)`` of a metric's mean, or a TypeError naming the metric.
 
         NaN and infinities pass, as in scikit-learn's scorers (the rankers'
         early stopping treats a NaN metric as one without signal).
@@ -203,7 +203,7 @@ class RankingScorer:
         raise self._wrong_return(what, _described(value))
 
     def _check_per_query(self, values, qid):
-        """Refuse per-query values that are not one real number per query (issue 27)."""
+        """Refuse per-query values that are not one real number per query."""
         what = "a 1-D array of one number per query with average=False"
         try:
             arr = np.asarray(values)

@@ -56,7 +56,7 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         )
     try:
         arr = np.asarray(qid)
-    except ValueError as exc:  # issue 27: a ragged nested sequence, [[1], [2, 3]]
+    except ValueError as exc:  # a ragged nested sequence, [[1], [2, 3]]
         raise ValueError(
             f"{name} must be a 1-D array of query ids, one per row; got a ragged "
             "nested sequence."
@@ -117,7 +117,7 @@ def check_qid(qid, n_samples=None, *, name="qid"):
                 f"{name} must hold integer or string ids; got the non-integral "
                 f"value {float(bad)!r}."
             )
-        # issue 27: 2**53 overflows in float16 (a spurious warning), whose
+        # 2**53 overflows in float16 (a spurious warning), whose
         # largest value is far below it: no float16 id is beyond 2**53
         if float(np.finfo(arr.dtype).max) > 2**53 and np.abs(arr).max() > 2**53:
             bad = arr[np.abs(arr) > 2**53][0]
@@ -157,7 +157,7 @@ def _integer_ids(values, name):
 
 
 def _check_sizes(sizes):
-    """``from_sizes``' sizes as a 1-D intp array of positive integers (issue 27)."""
+    """``from_sizes``' sizes as a 1-D intp array of positive integers."""
     try:
         arr = np.asarray(sizes)
     except ValueError as exc:  # a ragged nested sequence
@@ -211,7 +211,7 @@ def _first_non_integer(arr):
 
 
 def _check_unique_qid(unique_qid, n_queries):
-    """``from_sizes``' ids: 1-D, one per query, distinct (issue 27)."""
+    """``from_sizes``' ids: 1-D, one per query, distinct."""
     try:
         ids = np.asarray(unique_qid)
     except ValueError as exc:  # a ragged nested sequence
@@ -473,7 +473,7 @@ class QueryLayout:
         if unique_qid is not None:
             unique_qid = _check_unique_qid(unique_qid, sizes.shape[0])
         layout = cls._from_trusted_sizes(sizes, unique_qid)
-        # issue 27: the sizes are positive, so a sum past the largest intp
+        # the sizes are positive, so a sum past the largest intp
         # (which wraps around) shows as offsets that do not increase
         if layout.n_queries > 1 and not np.all(layout.offsets[2:] > layout.offsets[1:-1]):
             total = sum(int(v) for v in sizes)
@@ -540,7 +540,7 @@ class QueryLayout:
 
     def _check_length(self, a, name, per_query=False):
         """``a`` as an array, checked to have one entry per row (or per query)
-        along its first axis: a shape comparison, O(1) (issue 27)."""
+        along its first axis: a shape comparison, O(1)."""
         a = np.asarray(a)
         expected = self.n_queries if per_query else self.n_samples
         if a.ndim == 0 or a.shape[0] != expected:
@@ -715,8 +715,8 @@ class QueryLayout:
         TypeError
             If ``lo`` or ``hi`` is not an integer.
         """
-        # issue 27: an empty range failed inside numpy, one past the queries
-        # was cut silently
+        # checked here: numpy fails on an empty range with its own words,
+        # and slices a range past the queries short without a word
         for name, value in (("lo", lo), ("hi", hi)):
             if not isinstance(value, numbers.Integral) or isinstance(value, bool):
                 raise TypeError(f"{name} must be an integer query number; got {value!r}.")
@@ -756,8 +756,9 @@ class QueryLayout:
             If ``queries`` does not hold integers.
         """
         queries = np.asarray(queries)
-        # issue 27: a number past the queries was a bare IndexError, a negative
-        # one counted from the end and gave rows beyond n_samples
+        # checked here: numpy raises a bare IndexError for a number past
+        # the queries, and counts a negative one from the end (rows beyond
+        # n_samples)
         if queries.ndim != 1:
             raise ValueError(
                 f"queries must be a 1-D array of query numbers; got an array of shape "
@@ -807,7 +808,7 @@ class QueryLayout:
             If ``a_sorted`` does not have ``n_samples`` entries along its
             first axis.
         """
-        if not isinstance(ufunc, np.ufunc):  # issue 27: "add" failed on .reduceat
+        if not isinstance(ufunc, np.ufunc):  # a name such as "add" has no .reduceat
             raise TypeError(
                 f"ufunc must be a numpy ufunc such as np.add or np.maximum; got "
                 f"{type(ufunc).__name__} {ufunc!r:.80}."

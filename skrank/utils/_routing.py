@@ -237,7 +237,7 @@ def predict_scores(estimator, X, qid):
     ``qid`` when they take it.
 
     Raises a TypeError naming the estimator's type when it has no ``predict``
-    (issue 27: a bare AttributeError came out of the scorers).
+    (rather than the scorers' bare AttributeError).
     """
     if not callable(getattr(estimator, "predict", None)):
         raise TypeError(

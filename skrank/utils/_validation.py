@@ -103,7 +103,7 @@ def shortened_repr(value, limit=40):
 
 
 def _as_array(values, name):
-    """``np.asarray(values)``, or a ValueError naming ``name`` (issue 27).
+    """``np.asarray(values)``, or a ValueError naming ``name``.
 
     numpy refuses a ragged nested sequence such as ``[[1], [2, 3]]`` with a
     message that does not say which parameter it was; it stays the cause.
