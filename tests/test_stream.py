@@ -539,3 +539,69 @@ def test_a_validation_set_without_signal_warns_and_is_not_used(train, validation
         ranker = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=3), (X, y, qid),
                         X_val=X_val, y_val=np.zeros(len(X_val)), qid_val=qid_val)
     assert ranker.validation_scores_ is None and ranker.best_validation_score_ is None
+
+
+# ----------------------------------------------------------------------
+# BoltzRank's prepared rows, drawn in the first epoch and read back from disk
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_boltzrank_samples_are_drawn_once_and_read_back(shuffle, train, monkeypatch):
+    from skrank.rankers import _base
+
+    X, y, qid = train
+    prepares = []
+    original = _base.BaseRanker._prepared_rows
+    monkeypatch.setattr(_base.BaseRanker, "_prepared_rows",
+                        lambda self, *a, **k: prepares.append(1) or original(self, *a, **k))
+    cached = _quiet(fit_stream, _ranker(BoltzRankRanker, max_iter=3, early_stopping=False),
+                    (X, y, qid), chunk_rows=100, buffer_chunks=2, shuffle=shuffle)
+    n_buffers = 3 if shuffle else 6  # 600 rows: chunks of 100, buffers of 2 chunks
+    assert len(prepares) == n_buffers  # drawn in the first epoch only
+    # the same fit with every buffer prepared in every epoch
+    monkeypatch.setattr("skrank.stream._fit.BoltzRankLoss", type(None))
+    fresh = _quiet(fit_stream, _ranker(BoltzRankRanker, max_iter=3, early_stopping=False),
+                   (X, y, qid), chunk_rows=100, buffer_chunks=2, shuffle=shuffle)
+    assert len(prepares) == n_buffers + 3 * n_buffers
+    assert_array_equal(_params(cached), _params(fresh))
+    assert cached.loss_curve_ == fresh.loss_curve_
+
+
+def test_prepared_cache_is_used_only_for_the_same_labels_and_ids(tmp_path):
+    from skrank.stream._fit import _PreparedCache
+
+    cache = _PreparedCache(str(tmp_path))
+    y, qid = np.array([2.0, 0.0, 1.0]), np.array([7, 7, 8])
+    prepared = {"ranks": np.arange(6).reshape(3, 2)}
+    assert cache.get(0, y, qid) is None
+    cache.put(0, y, qid, prepared)
+    assert_array_equal(cache.get(0, y, qid)["ranks"], prepared["ranks"])
+    assert cache.get(1, y, qid) is None  # another buffer
+    assert cache.get(0, y[::-1], qid) is None  # the labels changed
+    assert cache.get(0, y, np.array([7, 8, 8])) is None  # the queries changed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["buffer-0.joblib"]  # no .tmp left
+    assert _PreparedCache(None).get(0, y, qid) is None  # a loss that is not cached
+
+
+def test_the_samples_folder_is_deleted_after_the_fit_and_on_failure(train, tmp_path,
+                                                                    monkeypatch):
+    import tempfile
+
+    X, y, qid = train
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _quiet(fit_stream, _ranker(BoltzRankRanker, max_iter=2, early_stopping=False),
+           (X, y, qid), chunk_rows=100, buffer_chunks=1)
+    assert list(tmp_path.iterdir()) == []
+    calls = []
+    original = BoltzRankRanker._partial_fit
+
+    def failing(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 8:  # in the second epoch, with the samples on disk
+            assert len(list(tmp_path.glob("skrank-stream-*/buffer-*.joblib"))) == 6
+            raise ValueError("the source broke")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(BoltzRankRanker, "_partial_fit", failing)
+    with pytest.raises(ValueError, match="the source broke"):
+        _quiet(fit_stream, _ranker(BoltzRankRanker, max_iter=2, early_stopping=False),
+               (X, y, qid), chunk_rows=100, buffer_chunks=1)
+    assert list(tmp_path.iterdir()) == []

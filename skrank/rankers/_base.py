@@ -904,15 +904,20 @@ class NeuralRanker(BaseRanker):
             self._partial_fit(X, y, qid, sample_weight)
         return self
 
-    def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True, order=None):
-        """:meth:`partial_fit`; returns the number of queries stepped over.
+    def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True, order=None,
+                     prepared=None):
+        """:meth:`partial_fit`; returns ``(n_queries, prepared)``.
 
+        ``n_queries``: the number of queries stepped over; ``prepared``: the
+        :class:`PreparedRows` of the call (the loss prepared on its rows).
         ``check_split=False`` for a source that checks itself that its
         queries are whole (in a stream of epochs, an epoch's first query may
         be the previous epoch's last). ``order``: the query numbers (in the
         sorted order of the ids) in the order to step over them, instead of
         the order of their first rows (a shuffled stream, without moving
-        its rows).
+        its rows). ``prepared``: the ``prepared`` an earlier call returned
+        for the same labels, query ids and weights (a stream's next epoch),
+        used instead of preparing the loss again.
         """
         if self.learning_rate_decay < 1.0:
             raise ValueError(
@@ -947,8 +952,10 @@ class NeuralRanker(BaseRanker):
                 memory = copy.deepcopy(memory)
             n_iter, loss_curve = self.n_iter_, list(self.loss_curve_)
             t, n_queries = getattr(self, "t_", 0), self._n_fit_queries
-        rows = self._prepared_rows(loss, data, np.arange(layout.n_queries), seed,
-                                   weight_scale=getattr(self, "_weight_scale", 1.0))
+        rows = prepared
+        if rows is None:
+            rows = self._prepared_rows(loss, data, np.arange(layout.n_queries), seed,
+                                       weight_scale=getattr(self, "_weight_scale", 1.0))
         alpha = self._penalty_strength(rows.n_effective)
         objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
         with self._fit_errors(data, alpha, False):
@@ -963,7 +970,7 @@ class NeuralRanker(BaseRanker):
         self._solver_memory = (self.solver, memory)
         last = layout.unique_qid[order[-1]]
         self._last_query = (getattr(last, "item", lambda: last)(), _last_line(layout, order[-1]))
-        return layout.n_queries
+        return layout.n_queries, rows
 
     def _make_solver(self):
         if self.solver == "lbfgs":

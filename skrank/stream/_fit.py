@@ -1,12 +1,15 @@
 """Fits over data larger than memory: epochs of ``partial_fit`` over a source of whole queries."""
 
 import copy
+import os
 import sys
+import tempfile
 import time
 import types
 import warnings
 from dataclasses import replace
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
@@ -14,6 +17,7 @@ from sklearn.utils import check_random_state
 
 from .._core._build import FITTED_ATTRIBUTES, restore_network
 from .._core._fit import StoppingRule
+from ..losses import BoltzRankLoss
 from ..rankers._base import (
     _STREAM_ATTRIBUTES,
     _has_signal,
@@ -167,7 +171,10 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     ``fit``'s mini-batches, an epoch gives ``fit``'s weights (one epoch,
     ``early_stopping=False``), up to rounding; a sampling loss (BoltzRank)
     draws the same rank samples, which depend only on a query's id, its
-    rows' order and the seed. The validation set is scored with
+    rows' order and the seed. Those samples are drawn in the first epoch
+    and kept on disk for the next ones, in a temporary folder deleted when
+    the fit ends (about a third of ``X``'s bytes; see the user guide's
+    "Data larger than memory"). The validation set is scored with
     ``scoring`` as in ``fit``; a stream has no held-out queries of its own,
     so ``validation_fraction`` is not used.
     """
@@ -205,7 +212,52 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
         raise
 
 
+class _PreparedCache:
+    """The loss prepared on each buffer of an epoch, kept on disk for the next epochs.
+
+    BoltzRank's rank samples take about a third of ``X``'s bytes, too many
+    to keep in memory for data larger than it, and drawing them costs more
+    than an epoch's steps: the first epoch writes each buffer's prepared
+    rows (:class:`~skrank.rankers._base.PreparedRows`) with joblib to a
+    temporary folder, and the next epochs read them back, one buffer at a
+    time (its memory is that of drawing them again). A buffer
+    whose labels or query ids differ from the first epoch's (a source that
+    changed) is prepared again. Losses that prepare cheaply are not cached
+    (``folder`` None).
+    """
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def _path(self, index):
+        return os.path.join(self.folder, f"buffer-{index}.joblib")
+
+    def get(self, index, y, qid):
+        """The rows prepared for buffer ``index`` if its labels and ids are the same; or None."""
+        if self.folder is None or not os.path.exists(self._path(index)):
+            return None
+        # read into memory (not mapped): the process holds one buffer's state at a time
+        y_kept, qid_kept, prepared = joblib.load(self._path(index))
+        same = np.array_equal(y_kept, y) and np.array_equal(qid_kept, qid)
+        return prepared if same else None
+
+    def put(self, index, y, qid, prepared):
+        if self.folder is None:
+            return
+        path = self._path(index)  # written beside it, then moved: never read half-written
+        joblib.dump((np.asarray(y), np.asarray(qid), prepared), f"{path}.tmp")
+        os.replace(f"{path}.tmp", path)
+
+
 def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
+    """The epochs of :func:`fit_stream`, the prepared losses cached on disk when they sample."""
+    if not isinstance(ranker._make_loss(), BoltzRankLoss):
+        return _run_epochs(ranker, chunks, given, shuffle, buffer_chunks, _PreparedCache(None))
+    with tempfile.TemporaryDirectory(prefix="skrank-stream-") as folder:
+        return _run_epochs(ranker, chunks, given, shuffle, buffer_chunks, _PreparedCache(folder))
+
+
+def _run_epochs(ranker, chunks, given, shuffle, buffer_chunks, cache):
     """The epochs of :func:`fit_stream` (``given``: the validation arrays, or None)."""
     if not ranker.warm_start:
         for name in FITTED_ATTRIBUTES + _STREAM_ATTRIBUTES + ("t_",):
@@ -220,8 +272,13 @@ def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
         total, n_queries, n_rows = 0.0, 0, 0
         parts = (_shuffled(chunks, buffer_chunks, rng, stack) if shuffle
                  else ((X, y, q, None) for X, y, q in chunks))
-        for X, y, q, order in parts:
-            queries = ranker._partial_fit(X, y, q, None, check_split=False, order=order)
+        for index, (X, y, q, order) in enumerate(parts):
+            prepared = cache.get(index, y, q)
+            queries, rows = ranker._partial_fit(X, y, q, None, check_split=False, order=order,
+                                                prepared=prepared)
+            if prepared is None:
+                cache.put(index, y, q, rows)
+            del rows, prepared
             total += ranker.loss_curve_[-1] * queries
             n_queries += queries
             n_rows += np.shape(X)[0]
