@@ -605,3 +605,33 @@ def test_the_samples_folder_is_deleted_after_the_fit_and_on_failure(train, tmp_p
         _quiet(fit_stream, _ranker(BoltzRankRanker, max_iter=2, early_stopping=False),
                (X, y, qid), chunk_rows=100, buffer_chunks=1)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_chunks_that_follow_each_other_are_one_view(tmp_path):
+    from skrank.stream._fit import _one_view
+
+    X = np.arange(40.0).reshape(20, 2)
+    view = _one_view([X[:3], X[3:10], X[10:]])
+    assert np.shares_memory(view, X) and not view.flags.writeable
+    assert_array_equal(view, X)
+    assert _one_view([X[:3], X[4:]]) is None  # a row apart
+    assert _one_view([X[:3], X[3:].copy()]) is None  # another owner
+    assert _one_view([X[:3], X[3:].astype(np.float32)]) is None
+    assert _one_view([X[:, :1], X[:, 1:]]) is None  # not C-contiguous
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    assert np.shares_memory(_one_view([mapped[:5], mapped[5:]]), mapped)
+
+
+def test_a_shuffled_memory_map_fits_as_copied_chunks(train, tmp_path):
+    # buffers of a memory map are views of it; chunks given as separate arrays are
+    # copied into one: the same rows, the same fit
+    X, y, qid = train
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    on_map = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=3, early_stopping=False),
+                    (mapped, y, qid), chunk_rows=100, buffer_chunks=2)
+    parts = [(X[a:a + 100].copy(), y[a:a + 100], qid[a:a + 100]) for a in range(0, 600, 100)]
+    copied = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=3, early_stopping=False),
+                    parts, buffer_chunks=2)
+    assert_array_equal(_params(on_map), _params(copied))

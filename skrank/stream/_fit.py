@@ -45,25 +45,30 @@ def _monitor(ranker, rule, given):
 
 
 class _Stack:
-    """Stacks the rows of a buffer's chunks, dense ones into one array kept for the whole fit.
+    """Stacks the rows of a buffer's chunks, copying them only when they are apart.
 
-    A fresh array for every buffer of every epoch would have its pages
-    faulted in again each time (on some machines as slow as copying the
-    rows); the dense rows are copied into the first ``n`` rows of one array
-    instead, grown when a buffer holds more rows. A buffer is consumed
-    before the next one is stacked, so one array serves them all. Sparse
-    chunks are stacked into a new CSR matrix.
+    Chunks of an array or a memory map are slices of it, one after the
+    other: the rows of a buffer of them are then one view of it, without a
+    copy. Other dense chunks (from a file, a list of arrays, dask) are
+    copied into the first ``n`` rows of one array kept for the whole fit
+    (grown when a buffer holds more rows): a fresh array for every buffer of
+    every epoch would have its pages faulted in again each time, on some
+    machines as slow as copying the rows. A buffer is consumed before the
+    next one is stacked, so one array serves them all. Sparse chunks are
+    stacked into a new CSR matrix.
     """
 
     def __init__(self):
         self._rows = None
 
-    def __call__(self, arrays):
+    def rows(self, arrays):
+        """``(X, copied)``: the rows of ``arrays``, and False when ``X`` is a view of them."""
         if any(sp.issparse(a) for a in arrays):
-            return sp.vstack([sp.csr_matrix(a) for a in arrays], format="csr")
+            return sp.vstack([sp.csr_matrix(a) for a in arrays], format="csr"), True
         arrays = [np.asarray(a) for a in arrays]
-        if arrays[0].ndim != 2:  # labels and query ids: small
-            return np.concatenate(arrays)
+        view = _one_view(arrays)
+        if view is not None:
+            return view, False
         n = sum(a.shape[0] for a in arrays)
         shape, dtype = (n,) + arrays[0].shape[1:], np.result_type(*arrays)
         kept = self._rows
@@ -71,7 +76,34 @@ class _Stack:
                 or kept.dtype != dtype):
             self._rows = kept = None  # the old array goes before the new one is made
             self._rows = kept = np.empty(shape, dtype=dtype)
-        return np.concatenate(arrays, out=kept[:n])
+        return np.concatenate(arrays, out=kept[:n]), True
+
+
+def _root(array):
+    """The object that owns the memory of ``array`` (an array, or a memory map's mmap)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array if array.base is None else array.base
+
+
+def _one_view(arrays):
+    """One read-only view of the rows of ``arrays``, if they follow each other in one buffer.
+
+    None unless every array is C-contiguous, of one dtype and row shape,
+    owned by the same object and starts where the previous one ends: then
+    the view spans memory that the first array's owner holds.
+    """
+    first = arrays[0]
+    if first.ndim != 2:
+        return None
+    owner, end = _root(first), first.__array_interface__["data"][0]
+    for a in arrays:
+        if not (a.flags.c_contiguous and a.dtype == first.dtype and a.shape[1:] == first.shape[1:]
+                and _root(a) is owner and a.__array_interface__["data"][0] == end):
+            return None
+        end += a.nbytes
+    n = sum(a.shape[0] for a in arrays)
+    return np.lib.stride_tricks.as_strided(first, shape=(n,) + first.shape[1:], writeable=False)
 
 
 def _shuffled(chunks, buffer_chunks, rng, stack):
@@ -81,23 +113,37 @@ def _shuffled(chunks, buffer_chunks, rng, stack):
     stacked by ``stack`` (a :class:`_Stack`), and the order in which to step
     over its queries (a permutation drawn from ``rng`` of the query numbers,
     in the sorted order of the ids). The rows are not moved: each mini-batch
-    gathers its own. Memory: the buffer and its stacked copy.
+    gathers its own. Memory: the buffer, and its stacked copy when its
+    chunks are apart. A memory map's pages are dropped (:func:`release`)
+    once the buffer's rows are copied, or once the buffer is used.
     """
     buffer = []
 
-    def flush():
-        X, y, qid = (stack([c[i] for c in buffer]) for i in range(3))
-        for chunk in buffer:  # read into the stack: a memory map's pages are not needed
-            release(chunk[0])
-        buffer.clear()
-        return X, y, qid, rng.permutation(len(np.unique(qid)))
+    def stacked():
+        X, copied = stack.rows([c[0] for c in buffer])
+        y, qid = (np.concatenate([np.asarray(c[i]) for c in buffer]) for i in (1, 2))
+        if copied:  # read into the stack: the map's pages are not needed
+            for chunk in buffer:
+                release(chunk[0])
+        return (X, y, qid, rng.permutation(len(np.unique(qid)))), copied
 
     for chunk in chunks:
         buffer.append(chunk)
         if len(buffer) == buffer_chunks:
-            yield flush()
+            part, copied = stacked()
+            yield part
+            del part
+            if not copied:
+                for used in buffer:
+                    release(used[0])
+            buffer.clear()
     if buffer:
-        yield flush()
+        part, copied = stacked()
+        yield part
+        del part
+        if not copied:
+            for used in buffer:
+                release(used[0])
 
 
 def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=True,
@@ -135,7 +181,8 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
         as ``partial_fit`` called on each chunk in turn.
     buffer_chunks : int, default=4
         Chunks held at once for shuffling (the resident memory is about twice
-        that many chunks).
+        that many chunks; about that many for an array or a memory map, whose
+        consecutive chunks are used in place).
     chunk_rows : int, default=None
         Rows per chunk of a file or arrays (:func:`query_chunks`'s default
         when None).
