@@ -127,23 +127,21 @@ def _shuffled(chunks, buffer_chunks, rng, stack):
                 release(chunk[0])
         return (X, y, qid, rng.permutation(len(np.unique(qid)))), copied
 
-    for chunk in chunks:
-        buffer.append(chunk)
-        if len(buffer) == buffer_chunks:
-            part, copied = stacked()
-            yield part
-            del part
-            if not copied:
-                for used in buffer:
-                    release(used[0])
-            buffer.clear()
-    if buffer:
+    def flush():
         part, copied = stacked()
         yield part
         del part
-        if not copied:
+        if not copied:  # used in place: the map's pages are not needed any more
             for used in buffer:
                 release(used[0])
+        buffer.clear()
+
+    for chunk in chunks:
+        buffer.append(chunk)
+        if len(buffer) == buffer_chunks:
+            yield from flush()
+    if buffer:
+        yield from flush()
 
 
 def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=True,
