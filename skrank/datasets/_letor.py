@@ -663,70 +663,106 @@ def _positive_zeros(X):
     np.add(X, 0.0, out=X)
 
 
+class _Rows:
+    """The rows of a file, read block by block into one ``X`` of ``dtype``.
+
+    ``X`` is allocated at the first block, its rows estimated from a plain
+    file's size and that block's, and grows by a quarter at a time when the
+    estimate falls short (a compressed file's: ``ndarray.resize``, a
+    ``realloc`` that moves pages rather than copying them); it is widened (a
+    copy) when a block needs more columns. :meth:`result` trims it and
+    returns what the loaders return.
+    """
+
+    def __init__(self, path, dtype, return_docids):
+        self.total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
+        self.dtype, self.X, self.n = dtype, None, 0
+        self.labels, self.qids, self.docids = [], [], [] if return_docids else None
+        self.found = (0, None, 0, None)
+
+    def block(self, n, width, n_bytes):
+        """The ``n`` rows of ``X`` for the next block (of ``n_bytes``), at least ``width`` wide."""
+        X = self.X
+        if X is None:
+            capacity = n if self.total is None else int(n * self.total / n_bytes * 1.02) + 1
+            X = self.X = np.empty((max(capacity, n), width), dtype=self.dtype)
+        elif width > X.shape[1]:  # a later row needs more columns than the rows before
+            wider = np.empty((X.shape[0], width), dtype=self.dtype)
+            wider[: self.n, : X.shape[1]] = X[: self.n]
+            wider[: self.n, X.shape[1] :] = 0
+            X = self.X = wider
+        if self.n + n > X.shape[0]:
+            X.resize((max(self.n + n, X.shape[0] * 5 // 4), X.shape[1]), refcheck=False)
+        return X[self.n : self.n + n]
+
+    def add(self, y, qid, found, docids=None):
+        """Count the block's rows, written into :meth:`block`, with their labels and ids."""
+        self.labels.append(y)
+        self.qids.append(qid)
+        if self.docids is not None:
+            self.docids.append(docids)
+        self.found = _add_non_finite(self.found, found)
+        self.n += y.size
+
+    def result(self):
+        """``out``, the list ``[X, y, qid]`` (and docids); None if no block had rows."""
+        if self.X is None:
+            return None
+        self.X.resize((self.n, self.X.shape[1]), refcheck=False)
+        out = [self.X, np.concatenate(self.labels), np.concatenate(self.qids)]
+        if self.docids is not None:
+            out.append(np.concatenate(self.docids))
+        return out
+
+
 def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser, progress):
     """Load ``path`` block by block with the fast parser; None if a block is not regular.
 
-    ``X`` is filled in place, block after block, in ``dtype``: a plain file's
-    size and its first block give the number of rows to allocate, and a
-    compressed file's array grows by a quarter at a time (``ndarray.resize``,
-    a ``realloc`` that moves pages rather than copying them). None, for the
-    careful parser to read the file again, whenever a block is not regular
-    dense lines or the file raises anything: then every message is that of
-    the careful parser, with its file and line.
+    ``X`` is filled in place, block after block, in ``dtype`` (:class:`_Rows`).
+    None, for the careful parser to read the file again, whenever a block is
+    not regular dense lines or the file raises anything: then every message
+    is that of the careful parser, with its file and line.
 
     Returns ``(out, n_needed, found)``: ``out`` the list ``[X, y, qid]`` (and
     docids), ``n_needed`` the columns the file needs, ``found`` the
     non-finite counts of :func:`_non_finite`.
     """
-    total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
-    X = None
-    rows = 0
-    labels, qids, docids = [], [], []
-    found = (0, None, 0, None)
+    rows = _Rows(path, dtype, return_docids)
+    layout = None
     for text, first_line, parsed in _parsed_blocks(path, parser, _n_threads()):
         if parsed is None:
             return None
         values, y, qid, first_index = parsed
         n, d = values.shape
-        if X is None:
+        if layout is None:
             layout = (first_index, d)
             offset = first_index if zero_based else first_index - 1
             width = offset + d if n_features is None else n_features
             if offset < 0 or offset + d > width:
                 return None
-            capacity = n if total is None else int(n * total / len(text) * 1.02) + 1
-            try:
-                X = np.empty((max(capacity, n), width), dtype=dtype)
-            except (ValueError, MemoryError):  # the careful path names n_features
-                return None
         elif (first_index, d) != layout:
             return None
-        if rows + n > X.shape[0]:
-            X.resize((max(rows + n, X.shape[0] * 5 // 4), width), refcheck=False)
-        part = X[rows : rows + n]
+        try:
+            part = rows.block(n, width, len(text))
+        except (ValueError, MemoryError):  # the careful path names n_features
+            return None
         with np.errstate(over="ignore"):  # a double beyond float32 is inf, as a cast makes it
             part[:, offset : offset + d] = values
         part[:, :offset] = 0
         part[:, offset + d :] = 0
         _positive_zeros(part)
-        found = _add_non_finite(found, _non_finite(part, y, lambda row: first_line + row))
+        found = _non_finite(part, y, lambda row: first_line + row)
         del part  # a view of X, which the next resize may move
+        docids = None
         if return_docids:
             try:
-                docids.append(_read_docids(text, path, first_line))
+                docids = _read_docids(text, path, first_line)
             except ValueError:
                 return None
-        labels.append(y)
-        qids.append(qid)
-        rows += n
+        rows.add(y, qid, found, docids)
         progress.update(n, len(text))
-    if X is None:
-        return None
-    X.resize((rows, X.shape[1]), refcheck=False)
-    out = [X, np.concatenate(labels), np.concatenate(qids)]
-    if return_docids:
-        out.append(np.concatenate(docids))
-    return out, offset + d, found
+    out = rows.result()
+    return None if out is None else (out, offset + d, rows.found)
 
 
 def _load_careful(path, *, dtype, return_docids, zero_based, progress):
@@ -763,18 +799,14 @@ def _load_careful_blocks(path, *, n_features, dtype, return_docids, zero_based, 
     """Dense ``X`` from blocks of whole lines, each parsed by :func:`_careful_block`.
 
     The careful parser's checks and messages (lines counted from the start
-    of the file), in the memory of ``X`` plus one block: ``X`` is allocated
-    from the file's size and its first block (grown by a quarter at a time
-    for a compressed file), ``n_features`` columns wide if given, else as
-    wide as the rows read need, widened (a copy) when a later row needs
-    more. Returns what :func:`_load_regular` returns, or None for a file
-    without data lines (which :func:`_load_careful` reads as before).
+    of the file), in the memory of ``X`` plus one block (:class:`_Rows`):
+    ``n_features`` columns wide if given, else as wide as the rows read
+    need, widened when a later row needs more. Returns what
+    :func:`_load_regular` returns, or None for a file without data lines
+    (which :func:`_load_careful` reads as before).
     """
-    total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
-    X = None
-    rows = width = n_needed = 0
-    labels, qids, docids = [], [], []
-    found = (0, None, 0, None)
+    rows = _Rows(path, dtype, return_docids)
+    n_needed = 0
     for text, first_line in _iter_blocks(path):
         values, y, qid, lines, needed = _careful_block(
             text, path, first_line, dtype=dtype, zero_based=zero_based)
@@ -782,35 +814,15 @@ def _load_careful_blocks(path, *, n_features, dtype, return_docids, zero_based, 
         progress.update(n, len(text))
         if not n:
             continue
-        if X is None:
-            width = max(d, n_features or 0)
-            capacity = n if total is None else int(n * total / len(text) * 1.02) + 1
-            X = np.empty((max(capacity, n), width), dtype=dtype)
-        elif d > width:  # a later row needs more columns than the rows before
-            wider = np.empty((X.shape[0], d), dtype=dtype)
-            wider[:rows, :width] = X[:rows]
-            wider[:rows, width:] = 0
-            X, width = wider, d
-            del wider
-        if rows + n > X.shape[0]:
-            X.resize((max(rows + n, X.shape[0] * 5 // 4), width), refcheck=False)
-        X[rows : rows + n, :d] = values
-        X[rows : rows + n, d:] = 0
-        found = _add_non_finite(found, _non_finite(values, y, lambda row: int(lines[row])))
+        part = rows.block(n, max(d, n_features or 0), len(text))
+        part[:, :d] = values
+        part[:, d:] = 0
+        del part  # a view of X, which the next block may move
+        found = _non_finite(values, y, lambda row: int(lines[row]))
         n_needed = max(n_needed, int(needed.max()))
-        if return_docids:
-            docids.append(_read_docids(text, path, first_line))
-        labels.append(y)
-        qids.append(qid)
-        rows += n
-        del values
-    if X is None:
-        return None
-    X.resize((rows, width), refcheck=False)
-    out = [X, np.concatenate(labels), np.concatenate(qids)]
-    if return_docids:
-        out.append(np.concatenate(docids))
-    return out, n_needed, found
+        rows.add(y, qid, found, _read_docids(text, path, first_line) if return_docids else None)
+    out = rows.result()
+    return None if out is None else (out, n_needed, rows.found)
 
 
 def _load_files(
