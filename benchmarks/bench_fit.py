@@ -12,7 +12,11 @@ run on the same machine:
    epochs, and the one-time costs of a fit count) divided by the time of ``X @ w`` +
    ``X.T @ g`` on all rows, for rows in random order (the goal: ≤ 3),
    rows grouped by query, and ``batch_size=64`` (goal ≤ 2); and the cost of
-   one more epoch with the fixed costs of a fit left out;
+   one more epoch with the fixed costs of a fit left out. Before them, the
+   floor of an epoch that takes its rows from ``X``: copying every row once,
+   8 queries at a time in a random query order, with rows in random order
+   and grouped by query (a random row gather waits on the memory's latency,
+   so its ratio to the pair differs between machines);
 2. the same for a sparse CSR matrix of 10 % density against the sparse pair
    (goal ≤ 3);
 3. the validation metric's share of an epoch (NDCG@10 on the held-out fifth
@@ -52,6 +56,31 @@ def pair_time(X, repeat):
     rng = np.random.RandomState(0)
     w, g = rng.normal(size=X.shape[1]), rng.normal(size=X.shape[0])
     return median_time(lambda: (X @ w, X.T @ g), repeat)
+
+
+def gather_time(X, qid, batch_size, repeat):
+    """Median seconds of copying every row of ``X`` once, ``batch_size`` queries at a time.
+
+    The queries come in a random order and each batch's rows are taken into
+    one reused buffer, as a stochastic epoch takes them: the memory traffic
+    an epoch cannot avoid without a copy of ``X`` grouped by query. With rows
+    in random order its cost is the memory's latency, not its bandwidth.
+    """
+    order = np.argsort(qid, kind="stable")
+    _, starts, sizes = np.unique(qid[order], return_index=True, return_counts=True)
+    perm = np.random.RandomState(0).permutation(len(sizes))
+    ends = np.cumsum(sizes[perm])
+    cuts = np.append(0, ends[np.minimum(np.arange(batch_size, len(perm) + batch_size,
+                                                  batch_size), len(perm)) - 1])
+    rows = order[np.concatenate([np.arange(s, s + n) for s, n in
+                                 zip(starts[perm], sizes[perm])])]
+    buffer = np.empty((int(np.diff(cuts).max()), X.shape[1]), dtype=X.dtype)
+
+    def epoch():
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            np.take(X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
+
+    return median_time(epoch, repeat)
 
 
 def epoch_seconds(ranker, X, y, qid):
@@ -115,6 +144,12 @@ def synthetic(args):
           "default")
     t_pair = pair_time(X, args.repeat)
     print(f"  X @ w + X.T @ g                   {t_pair:8.4f} s")
+    print("  copying every row once, in 8-query batches of a random query order "
+          "(the floor of an epoch without a grouped copy of X):")
+    for name, rows_qid in (("rows in random order", qidr), ("rows grouped by query", qid)):
+        data = Xr if rows_qid is qidr else X
+        t_gather = gather_time(data, rows_qid, 8, args.repeat)
+        print(f"    {name:<30}{t_gather:8.4f} s = {t_gather / t_pair:5.2f} x")
 
     per_epoch, ranker = epoch_seconds(
         ListNetRanker(max_iter=args.max_iter, random_state=0), Xr, yr, qidr)
