@@ -95,6 +95,7 @@ from skrank import (
 from skrank._compare import COLUMNS, LETOR_NDCG10, format_table, run_letor
 from skrank.rankers._gbdt import ROW_NAMES
 from skrank.rankers._registry import RankerEntry
+from skrank.utils import write_atomically
 
 from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
 
@@ -418,8 +419,8 @@ def main(argv=None):
                                + (f" (seed {seed})" if len(args.seeds) > 1 else "")))
             if args.report is not None:
                 command = "python benchmarks/letor_ohsumed.py " + " ".join(argv or sys.argv[1:])
-                args.report.write_text(rst_report(results, command,
-                                                  time.perf_counter() - started))
+                report = rst_report(results, command, time.perf_counter() - started)
+                write_atomically(args.report, lambda f: f.write(report))
                 log(f"wrote {args.report}")
         per_seed.append({name: dict(zip(COLUMNS, table.mean(axis=0)))
                          for name, (table, _) in results.items()})

@@ -46,7 +46,6 @@ import os
 import pickle
 import struct
 import sys
-import tempfile
 import time
 import warnings
 import zlib
@@ -73,6 +72,7 @@ from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
 from .stream import fit_stream, query_chunks
 from .stream._sources import DEFAULT_CHUNK_ROWS
+from .utils import write_atomically
 from .utils._routing import fit_qid_params, predict_scores
 
 __all__ = ["main"]
@@ -308,7 +308,7 @@ def _write_lines(lines, out):
         sys.stdout.flush()
         return
     try:
-        _write_atomically(out, lambda f: f.write(text))
+        write_atomically(out, lambda f: f.write(text))
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc}") from None
 
@@ -371,7 +371,7 @@ def _cmd_fit(args, parser):
         "estimator": est,
     }
     try:
-        _write_atomically(args.out, lambda f: joblib.dump(payload, f), binary=True)
+        write_atomically(args.out, lambda f: joblib.dump(payload, f), binary=True)
     except OSError as exc:
         raise CommandError(f"cannot write {args.out}: {exc}") from None
     _log(f"saved model to {args.out}")
@@ -423,27 +423,6 @@ def _first_chunk_width(path, chunk_rows, zero_based):
     except StopIteration:
         raise CommandError(f"{path} holds no rows") from None
     return X.shape[1]
-
-
-def _write_atomically(path, write, binary=False):
-    """Call ``write(f)`` on a temporary file beside ``path``, then move it onto ``path``.
-
-    A failure (an error, an interrupted command) leaves ``path`` as it was.
-    ``binary`` opens the temporary file for bytes.
-    """
-    path = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.fchmod(fd, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
-        with os.fdopen(fd, "wb" if binary else "w") as f:
-            write(f)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def _load_model(path):
@@ -542,7 +521,7 @@ def _predict_streamed(payload, args, zero_based):
         if args.out is None or str(args.out) == "-":
             write(sys.stdout)
         else:
-            _write_atomically(args.out, write)
+            write_atomically(args.out, write)
     except ValueError as exc:
         raise CommandError(
             f"predicting {args.file} failed: {_in_cli_terms(str(exc))}") from None
@@ -605,7 +584,7 @@ def _cmd_export(args, parser):
 def _write_export(path, data):
     """Write the bytes ``data`` to ``path`` atomically; errors as :class:`CommandError`."""
     try:
-        _write_atomically(path, lambda f: f.write(data), binary=True)
+        write_atomically(path, lambda f: f.write(data), binary=True)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc}") from None
 

@@ -7,6 +7,7 @@ argparse's usage error, exit status 2. Only bugs show a traceback.
 """
 
 import gzip
+import os
 import pickle
 import re
 import subprocess
@@ -288,15 +289,15 @@ def test_help_lists_the_commands():
 # Expected failures: one line on stderr, exit status 1 (usage errors: 2)
 # progress lines that may come before the error: a file read, a model read, a
 # fit begun, a ranker's cross-validation begun ("[Ridge] 2-fold ...")
-PROGRESS = ("loaded ", "model: ", "fitting ", "[")
+PROGRESS = ("loaded ", "model: ", "fitting ", "fitted ", "scored ", "[")
 
 
 def _error_line(err, command):
     """The message of the one error line on ``err``, checked.
 
     Lines before it may only be progress lines (``loaded ...``, ``model:
-    ...``, ``fitting ...``, ``[Ridge] ...``) and one-line warnings; a
-    traceback has others.
+    ...``, ``fitting ...``, ``fitted ...``, ``scored ...``, ``[Ridge] ...``) and
+    one-line warnings; a traceback has others.
     """
     assert "Traceback" not in err, err
     *progress, last = err.splitlines()
@@ -1146,6 +1147,18 @@ def test_out_is_never_an_input(command, model_file, train_file, tmp_path, capsys
     assert {p: p.read_bytes() for p in before} == before
 
 
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_out_is_never_an_input_under_another_name(link, model_file, train_file, tmp_path,
+                                                  capsys):
+    other = tmp_path / "other-name.joblib"
+    (os.symlink if link == "symlink" else os.link)(model_file, other)
+    before = model_file.read_bytes()
+    message = _fails(["predict", model_file, train_file, "--out", other], capsys)
+    assert message == (f"--out {other} is the input {model_file}: the command would write "
+                       "over what it reads; choose another file")
+    assert model_file.read_bytes() == before
+
+
 def test_epochs_belongs_to_the_streamed_fit(train_file, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["fit", str(train_file), "--ranker", "LogRank", "--epochs", "3", "--out",
@@ -1216,6 +1229,41 @@ def test_export_replaces_out_only_when_complete(train_file, tmp_path, installed)
     assert out.read_bytes() == b"the previous, good model"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["model.onnx", "ListNet.joblib", "train.txt"])  # no temporary file left
+
+
+def _cli_with_file_size_limit(argv, limit_bytes):
+    """``python -m skrank *argv`` in a child whose files may not grow past ``limit_bytes``.
+
+    A real limit of the kernel, as a full disk gives: the write fails part-way.
+    """
+    code = ("import resource, runpy, sys\n"
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit_bytes}, {limit_bytes}))\n"
+            f"sys.argv = ['skrank'] + {[str(a) for a in argv]!r}\n"
+            "runpy.run_module('skrank', run_name='__main__')\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "predict --chunk-rows 7"])
+def test_a_failed_write_leaves_the_previous_out(command, train_file, model_file, tmp_path):
+    out = tmp_path / "previous.out"
+    out.write_bytes(b"the previous, good file")
+    name, *options = command.split()
+    if name == "fit":
+        argv = ["fit", train_file, "--ranker", "Ridge", "--out", out]
+    else:
+        argv = ["predict", model_file, train_file, "--out", out, *options]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = _cli_with_file_size_limit(argv, 100)  # the model and the scores are larger
+    assert result.returncode == 1, result.stderr
+    assert _error_line(result.stderr, name).startswith("cannot ")
+    assert "File too large" in result.stderr
+    assert out.read_bytes() == b"the previous, good file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary file left
+    # without the limit, the same command replaces the file
+    result = _cli_with_file_size_limit(argv, 10**7)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() != b"the previous, good file"
 
 
 def test_export_refuses_to_write_over_the_model(model_file, capsys):

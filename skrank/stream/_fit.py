@@ -25,6 +25,7 @@ from ..rankers._base import (
     validation_given,
     warn_no_signal,
 )
+from ..utils import write_atomically
 from ._sources import query_chunks, release
 
 __all__ = ["fit_stream"]
@@ -289,9 +290,9 @@ class _PreparedCache:
     def put(self, index, y, qid, prepared):
         if self.folder is None:
             return
-        path = self._path(index)  # written beside it, then moved: never read half-written
-        joblib.dump((np.asarray(y), np.asarray(qid), prepared), f"{path}.tmp")
-        os.replace(f"{path}.tmp", path)
+        kept = (np.asarray(y), np.asarray(qid), prepared)
+        # never read half-written, also after a full disk
+        write_atomically(self._path(index), lambda f: joblib.dump(kept, f), binary=True)
 
 
 def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):
