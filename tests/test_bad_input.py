@@ -470,6 +470,11 @@ def test_the_walk_finds_the_integer_parameters():
 def test_bool_is_not_an_integer_parameter(cls, name, value, data):
     message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\)"
                rf".*\. Got {value!r} instead\.$")
+    _refused_on_build_or_fit(cls, name, value, message, data)
+
+
+def _refused_on_build_or_fit(cls, name, value, message, data):
+    """``cls`` refuses ``{name: value}`` when built (a loss) or fitted, with ``message``."""
     if issubclass(cls, ListwiseLoss):
         with pytest.raises(InvalidParameterError, match=message):
             cls(**{name: value})
@@ -477,6 +482,16 @@ def test_bool_is_not_an_integer_parameter(cls, name, value, data):
     X, y, qid = data
     with pytest.raises(InvalidParameterError, match=message):
         _build(cls, **{name: value}).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("cls, name", INTEGER_PARAMETERS,
+                         ids=[f"{c.__name__}.{n}" for c, n in INTEGER_PARAMETERS])
+def test_timedelta_is_not_an_integer_parameter(cls, name, data):
+    # numpy registers np.timedelta64 as a numbers.Integral; comparing it
+    # with a bound raised numpy's UFuncTypeError, or it was taken as 3
+    message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\)"
+               r".*\. Got np\.timedelta64\(3\) instead\.$")
+    _refused_on_build_or_fit(cls, name, np.timedelta64(3), message, data)
 
 
 @pytest.mark.parametrize("cls, name, value, message", [

@@ -1,7 +1,7 @@
 """Small ranking data sets: a bundled real sample and synthetic generators."""
 
 from contextlib import contextmanager
-from numbers import Integral, Real
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +10,7 @@ from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import MAX_LENGTH, Integer, Interval, StrOptions, validate_params
-from ..utils._validation import shortened_repr
+from ..utils._validation import is_integer, shortened_repr
 
 # Labels 0 .. 1000 at most: the metrics' exponential gain 2**l - 1 overflows
 # beyond (they refuse larger labels), so generated data stays scorable.
@@ -139,7 +139,7 @@ def _check_n_docs(n_docs):
     if not isinstance(n_docs, tuple):
         return n_docs, n_docs
     if len(n_docs) != 2 or not all(
-        isinstance(v, Integral) and not isinstance(v, bool) for v in n_docs
+        is_integer(v) for v in n_docs
     ):
         raise ValueError(
             "n_docs must be a positive int or a (low, high) tuple of two ints, "

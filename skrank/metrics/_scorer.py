@@ -1,14 +1,13 @@
 """Scorers for ranking metrics, usable as ``scoring=`` anywhere in scikit-learn."""
 
 import inspect
-import numbers
 from functools import partial
 
 import numpy as np
 
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import make_metadata_request
-from ..utils._validation import shortened_repr
+from ..utils._validation import is_integer, shortened_repr
 from ._ranking import METRICS as _METRICS
 from ._ranking import parse_metric_name
 
@@ -440,9 +439,7 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
         raise TypeError(
             f"metric must be a metric name or a callable, got {metric!r}."
         )
-    if k is not None and (
-        isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1
-    ):
+    if k is not None and (not is_integer(k) or k < 1):
         raise ValueError(f"k must be a positive integer or None, got {k!r}.")
     if isinstance(metric, str):
         # validate the conventions now rather than at the first scoring

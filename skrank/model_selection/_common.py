@@ -1,7 +1,6 @@
 """Pieces shared by the ranking cross-validation and search tools."""
 
 import inspect
-import numbers
 from collections.abc import Iterable
 
 import numpy as np
@@ -15,7 +14,7 @@ from ..utils._routing import (
     through_transforms,
 )
 from ..utils._sklearn_compat import make_metadata_request
-from ..utils._validation import check_n_jobs
+from ..utils._validation import check_n_jobs, is_integer
 
 __all__ = ["check_n_jobs", "check_ranking_scoring", "query_splits"]
 
@@ -52,7 +51,7 @@ def query_splits(cv, X, y, layout):
         puts rows of one query on both sides.
     """
     if isinstance(cv, (bool, np.bool_, str, bytes)) or not (
-        isinstance(cv, numbers.Integral)
+        is_integer(cv)
         or hasattr(cv, "split")
         or isinstance(cv, Iterable)
     ):
@@ -60,7 +59,7 @@ def query_splits(cv, X, y, layout):
             f"cv must be an int (the number of folds), a splitter or an iterable "
             f"of (train, test) index arrays, got cv={cv!r}."
         )
-    if isinstance(cv, numbers.Integral):
+    if is_integer(cv):
         if cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got cv={cv}.")
         if cv > layout.n_queries:

@@ -7,13 +7,14 @@ queries live in :mod:`skrank.utils._query_blocks`, the ranking of rows inside
 their queries in :mod:`skrank.metrics._query_ranking`.
 """
 
-import numbers
 import sys
 import warnings
 from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
+
+from ._validation import is_integer
 
 __all__ = ["QueryLayout", "as_layout", "check_qid", "default_qid", "stable_argsort_codes"]
 
@@ -90,17 +91,14 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         # numpy turns a list of Python ints beyond int64 ([2**64 - 1, 1]) into
         # floats: check the values as given
         values = np.asarray(qid, dtype=object)
-        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-               for v in values):
+        if all(is_integer(v) for v in values):
             arr = values
     kind = arr.dtype.kind
     if kind == "O":
         first = arr[0]
         if all(isinstance(v, str) for v in arr):
             arr = arr.astype(str)
-        elif all(
-            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
-        ):
+        elif all(is_integer(v) for v in arr):
             arr = _integer_ids(arr, name)
         else:
             raise TypeError(
@@ -170,9 +168,7 @@ def _check_sizes(sizes):
         )
     if arr.shape[0] == 0:
         raise ValueError("sizes is empty: a layout needs at least one query.")
-    if arr.dtype.kind == "O" and all(
-        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
-    ):
+    if arr.dtype.kind == "O" and all(is_integer(v) for v in arr):
         try:  # Python integers, e.g. from a pandas object column
             arr = arr.astype(np.int64)
         except OverflowError:  # beyond 64 bits: too large, or negative, anyway
@@ -205,7 +201,7 @@ def _check_sizes(sizes):
 def _first_non_integer(arr):
     """The first entry of ``arr`` that is not an integer, as a Python object."""
     for value in arr.ravel():
-        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        if not is_integer(value):
             return value.item() if isinstance(value, np.generic) else value
     return arr.ravel()[0]  # pragma: no cover - only called on non-integer arrays
 
@@ -718,7 +714,7 @@ class QueryLayout:
         # checked here: numpy fails on an empty range with its own words,
         # and slices a range past the queries short without a word
         for name, value in (("lo", lo), ("hi", hi)):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            if not is_integer(value):
                 raise TypeError(f"{name} must be an integer query number; got {value!r}.")
         if not 0 <= lo < hi <= self.n_queries:
             raise ValueError(

@@ -23,6 +23,8 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from ._validation import is_integer
+
 __all__ = [
     "HasMethods",
     "assert_docstring_consistency",
@@ -59,11 +61,13 @@ class Integer(Interval):
 
     scikit-learn's ``Interval(Integral, ...)`` accepts ``True`` and
     ``False`` (``bool`` subclasses ``int``), so ``k=True`` would fit as
-    ``k=1``. Every integer parameter of skrank's estimators and losses uses
-    this constraint instead; the error then reads "The 'k' parameter of
-    LogRankRanker must be an int (not a bool) in the range [1, inf). Got
-    True instead." (scikit-learn's ``InvalidParameterError``, a
-    ``ValueError``).
+    ``k=1``; it also takes ``np.timedelta64(3)`` (numpy registers it as an
+    ``Integral``) and then fails on comparing it with the bounds. Every
+    integer parameter of skrank's estimators, losses and metrics uses this
+    constraint instead (the test is :func:`~skrank.utils._validation.is_integer`);
+    the error then reads "The 'k' parameter of LogRankRanker must be an int
+    (not a bool) in the range [1, inf). Got True instead." (scikit-learn's
+    ``InvalidParameterError``, a ``ValueError`` and a ``TypeError``).
 
     Parameters
     ----------
@@ -77,7 +81,7 @@ class Integer(Interval):
         super().__init__(Integral, left, right, closed=closed)
 
     def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+        return is_integer(val) and super().is_satisfied_by(val)
 
     def __str__(self):
         if self.left is None and self.right is None:

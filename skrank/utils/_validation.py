@@ -5,7 +5,13 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["check_n_jobs", "check_numeric", "keep_fitted_state_on_error", "query_weights"]
+__all__ = [
+    "check_n_jobs",
+    "check_numeric",
+    "is_integer",
+    "keep_fitted_state_on_error",
+    "query_weights",
+]
 
 #: What ``validate_data(..., reset=True)`` writes before a fit has succeeded.
 _RESET_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
@@ -89,6 +95,29 @@ def check_numeric(values, name):
     )
 
 
+def is_integer(value):
+    """Whether ``value`` is an integer scalar: a Python or numpy int, not a bool or a timedelta.
+
+    ``bool`` subclasses ``int`` and numpy registers ``np.timedelta64`` as a
+    ``numbers.Integral`` (it subclasses ``np.signedinteger``), yet ``True``
+    is no count and a duration is no number: comparing one with a bound
+    raises numpy's ``UFuncTypeError``. The one test of "an integer" for every
+    integer argument of the package (:class:`~skrank.utils._sklearn_compat.Integer`
+    and the checks written by hand).
+
+    Parameters
+    ----------
+    value : object
+        The value to test.
+
+    Returns
+    -------
+    is_integer : bool
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64))
+
+
 def shortened_repr(value, limit=40):
     """``repr(value)`` for a message, its middle cut out past ``limit`` characters.
 
@@ -147,7 +176,7 @@ def check_n_jobs(n_jobs, n_tasks):
     """
     if n_jobs is None:
         return None
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+    if not is_integer(n_jobs):
         raise TypeError(
             f"n_jobs must be None or a nonzero int (not a bool): the number of "
             f"joblib workers, or -1 for all CPUs; got n_jobs={n_jobs!r}."
