@@ -8,7 +8,8 @@ works as that meaning.
 """
 
 import importlib
-from numbers import Integral
+import re
+from numbers import Integral, Real
 
 import numpy as np
 import pytest
@@ -93,6 +94,19 @@ INTEGER_PARAMETERS = [
     for cls in _public_classes()
     for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
     if not isinstance(constraints, str) and any(map(_is_integer_constraint, constraints))
+]
+
+
+def _is_float_constraint(constraint):
+    # Interval(Real, ...) and skrank's Float, the bare type Real and skrank's RealNumber
+    return constraint is Real or getattr(constraint, "type", None) is Real
+
+
+FLOAT_PARAMETERS = [
+    (cls, name)
+    for cls in _public_classes()
+    for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
+    if not isinstance(constraints, str) and any(map(_is_float_constraint, constraints))
 ]
 
 
@@ -492,6 +506,36 @@ def test_timedelta_is_not_an_integer_parameter(cls, name, data):
     message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\)"
                r".*\. Got np\.timedelta64\(3\) instead\.$")
     _refused_on_build_or_fit(cls, name, np.timedelta64(3), message, data)
+
+
+def test_the_walk_finds_the_float_parameters():
+    found = {f"{cls.__name__}.{name}" for cls, name in FLOAT_PARAMETERS}
+    assert {f"{ranker.__name__}.{name}" for ranker in RANKERS
+            for name in ("alpha", "tol")} <= found
+    assert {"ListNetRanker.learning_rate_init", "ListNetRanker.momentum",
+            "ListNetRanker.learning_rate_decay", "ListNetRanker.validation_fraction",
+            "SoftRankRanker.sigma", "SoftRankLoss.discount_shape",
+            "BoltzRankLoss.gain_weight", "BoltzRankRanker.target_temperature",
+            "LogRankLoss.walk_restart_skew", "LogRankRanker.relevance_threshold",
+            "RankerSearchCV.error_score", "RankerRandomizedSearchCV.error_score"} <= found
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.timedelta64(3)])
+@pytest.mark.parametrize("cls, name", FLOAT_PARAMETERS,
+                         ids=[f"{c.__name__}.{n}" for c, n in FLOAT_PARAMETERS])
+def test_bool_is_not_a_float_parameter(cls, name, value, data):
+    # bool is a numbers.Real: scikit-learn's Interval(Real, ...) took True as 1.0
+    message = (rf"^The '{name}' parameter of {cls.__name__} must be .*a float \(not a bool\)"
+               rf".*\. Got {re.escape(repr(value))} instead\.$")
+    _refused_on_build_or_fit(cls, name, value, message, data)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_float_parameter_still_takes_an_int_and_error_score_nan(data):
+    X, y, qid = data
+    _fast(ListNetRanker, alpha=1, tol=0, momentum=1).fit(X, y, qid=qid)
+    search = skrank.RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=2, error_score=np.nan)
+    assert search.fit(X, y, qid=qid).best_params_ == {"alpha": 1.0}
 
 
 @pytest.mark.parametrize("cls, name, value, message", [

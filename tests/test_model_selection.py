@@ -316,6 +316,15 @@ def test_bad_error_score_raises(data):
         cross_validate_ranker(Ridge(), X, y, qid=qid, error_score="ignore")
 
 
+@pytest.mark.parametrize("error_score", [True, np.False_])
+def test_bool_error_score_is_refused(data, error_score):
+    # a bool is a numbers.Real; as a score of a failed fold it would read as 1.0 or 0.0
+    X, y, qid = data
+    with pytest.raises(ValueError, match=rf"^error_score must be 'raise' or a number \(not a "
+                                         rf"bool\), got {error_score!r}\.$"):
+        cross_validate_ranker(Ridge(), X, y, qid=qid, error_score=error_score)
+
+
 @pytest.mark.parametrize("order", ["sorted", "shuffled"])
 def test_fit_taking_qid_receives_training_qid(data, shuffled, order):
     X, y, qid = data if order == "sorted" else shuffled

@@ -1,7 +1,6 @@
 """BoltzRank's expected gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
 
 from functools import partial
-from numbers import Real
 
 import numpy as np
 
@@ -9,8 +8,8 @@ from ..metrics._ranking import METRICS, ndcg_of_rankings, ndcg_score, parse_metr
 from ..utils._query_blocks import query_blocks
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
+    Float,
     Integer,
-    Interval,
     StrOptions,
     validate_parameter_constraints,
 )
@@ -162,10 +161,10 @@ class BoltzRankLoss(ListwiseLoss):
 
     _parameter_constraints = {
         "n_rankings": [Integer(2, MAX_LENGTH, closed="both")],
-        "gain_weight": [Interval(Real, 0, 1, closed="both")],
+        "gain_weight": [Float(0, 1, closed="both")],
         "objective": [StrOptions(set(OBJECTIVES))],
         "metric": [str, callable],
-        "target_temperature": [Interval(Real, 0, None, closed="neither")],
+        "target_temperature": [Float(0, None, closed="neither")],
     }
 
     def __init__(

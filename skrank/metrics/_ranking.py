@@ -9,7 +9,6 @@ blocks of :func:`skrank.utils._query_blocks.query_blocks`, one sort per
 block).
 """
 
-import numbers
 import re
 import sys
 from types import MappingProxyType
@@ -18,7 +17,7 @@ import numpy as np
 
 from ..utils._query_blocks import cumprod_before, query_blocks
 from ..utils._query_layout import QueryLayout, implicit_query
-from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
+from ..utils._sklearn_compat import Float, Integer, RealNumber, StrOptions, validate_params
 from ..utils._validation import check_numeric, query_weights, shortened_repr
 from ._query_ranking import rank_order, sorted_blocks, tie_runs
 
@@ -203,7 +202,7 @@ def _convention_params():
         "gain": [StrOptions({"exponential", "linear"}), None],
         "discount": [StrOptions({"log2", "letor"}), None],
         "ties": [StrOptions({"average", "stable", "pessimistic"}), None],
-        "no_relevant": [numbers.Real, StrOptions({"skip"}), None],
+        "no_relevant": [RealNumber(), StrOptions({"skip"}), None],
         "short_queries": [StrOptions({"truncate", "zero", "pad"}), None],
     }
 
@@ -220,7 +219,7 @@ def _common_params(*, graded=True):
     }
     if not graded:
         del params["gain"], params["discount"]
-        params["relevance_threshold"] = [numbers.Real]
+        params["relevance_threshold"] = [RealNumber()]
     return params
 
 
@@ -1243,7 +1242,7 @@ def mrr_score(
 
 _err_params = _common_params(graded=False)
 del _err_params["relevance_threshold"]
-_err_params["max_grade"] = [Interval(numbers.Real, 0, None, closed="left"), None]
+_err_params["max_grade"] = [Float(0, None, closed="left"), None]
 
 
 @validate_params(_err_params, prefer_skip_nested_validation=True)

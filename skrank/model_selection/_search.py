@@ -19,7 +19,7 @@ from ..utils._routing import fit_qid_params, predict_scores, takes_qid
 from ..utils._sklearn_compat import (
     Integer,
     multimetric_scorer,
-    refuse_bool_integers,
+    refuse_bool_numbers,
     routing_enabled,
     validate_parameter_constraints,
 )
@@ -389,8 +389,8 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     ['alpha']
     """
 
-    # scikit-learn's, with integers that refuse bool (n_jobs, pre_dispatch)
-    _parameter_constraints = refuse_bool_integers({
+    # scikit-learn's, with numbers that refuse bool (n_jobs, pre_dispatch, error_score)
+    _parameter_constraints = refuse_bool_numbers({
         **GridSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
         "n_jobs": _N_JOBS,
@@ -513,8 +513,9 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     3
     """
 
-    # scikit-learn's, with integers that refuse bool (n_iter, n_jobs, pre_dispatch)
-    _parameter_constraints = refuse_bool_integers({
+    # scikit-learn's, with numbers that refuse bool (n_iter, n_jobs, pre_dispatch,
+    # error_score)
+    _parameter_constraints = refuse_bool_numbers({
         **RandomizedSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
         "n_jobs": _N_JOBS,

@@ -9,6 +9,7 @@ __all__ = [
     "check_n_jobs",
     "check_numeric",
     "is_integer",
+    "is_real",
     "keep_fitted_state_on_error",
     "query_weights",
 ]
@@ -115,6 +116,25 @@ def is_integer(value):
     is_integer : bool
     """
     return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64))
+
+
+def is_real(value):
+    """Whether ``value`` is a real scalar (an int or a float), not a bool or a timedelta.
+
+    As :func:`is_integer`, for the float arguments: ``numbers.Real`` holds
+    ``True`` and ``np.timedelta64`` too.
+
+    Parameters
+    ----------
+    value : object
+        The value to test.
+
+    Returns
+    -------
+    is_real : bool
+    """
+    return isinstance(value, numbers.Real) and not isinstance(
         value, (bool, np.bool_, np.timedelta64))
 
 
