@@ -69,6 +69,7 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         kind = str if arr.dtype.kind == "U" else bytes
         mixed = [v for v in values if not isinstance(v, kind)]
         if mixed:
+            _raise_if_missing(values, name)
             raise TypeError(
                 f"{name} must hold integers or strings of one kind; got a mix, with "
                 f"{mixed[0]!r} of type {type(mixed[0]).__name__} beside "
@@ -101,14 +102,14 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         elif all(is_integer(v) for v in arr):
             arr = _integer_ids(arr, name)
         else:
+            _raise_if_missing(arr, name)
             raise TypeError(
                 f"{name} must hold integers or strings of one kind; got an "
                 f"object array with values such as {first!r} of type "
                 f"{type(first).__name__}."
             )
     elif kind == "f":
-        if np.isnan(arr).any():
-            raise ValueError(f"{name} contains NaN; every row needs a query id.")
+        _raise_if_missing(arr, name)
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             bad = arr[(~np.isfinite(arr)) | (arr != np.round(arr))][0]
             raise ValueError(
@@ -134,6 +135,42 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"{name} must hold integer or string ids, got dtype {arr.dtype}."
         )
     return arr
+
+
+def _missing_name(value):
+    """The spelling of a missing query id ("None", "NaN", "pd.NA", "pd.NaT"), or None."""
+    if value is None:
+        return "None"
+    if isinstance(value, (float, np.floating)):
+        return "NaN" if np.isnan(value) else None
+    # no pandas missing value can exist unless pandas was imported
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and value is pandas.NA:
+        return "pd.NA"
+    if pandas is not None and value is pandas.NaT:
+        return "pd.NaT"
+    return None
+
+
+def _raise_if_missing(values, name):
+    """Raise a ValueError naming the first row whose id is missing, if one is.
+
+    A missing id (None or NaN in an object array, pandas' NA in a ``string``
+    or nullable column) is the problem to report, not the mix of types or
+    the float among integers it makes.
+    """
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+    else:
+        missing = np.array([_missing_name(v) is not None for v in values], dtype=bool)
+    if not missing.any():
+        return
+    row = int(np.argmax(missing))
+    what = "NaN" if values.dtype.kind == "f" else _missing_name(values[row])
+    raise ValueError(
+        f"{name} contains {what} at row {row}: a missing query id ({int(missing.sum())} "
+        f"of {len(values)} rows); every row needs a query id."
+    )
 
 
 def _integer_ids(values, name):
