@@ -315,13 +315,21 @@ def check_ranking_scoring(scoring):
     )
 
 
-def check_layout(X, qid, caller):
+def check_layout(X, qid, caller, *, groups=None):
     """A :class:`QueryLayout` for ``qid`` checked against the rows of ``X``.
 
     ``qid=None`` means one query, as everywhere in the package; the folds of
     ``caller`` keep queries whole, so one query cannot be split: a
-    ValueError says so.
+    ValueError says so. ``groups`` (the name scikit-learn's splitters give
+    the query ids) is refused with a TypeError that says to pass ``qid=``:
+    the folds group the rows by ``qid``, and a ``groups=`` passed instead
+    would otherwise be dropped, leaving ``qid=None``.
     """
+    if groups is not None:
+        raise TypeError(
+            f"{caller} takes the query ids as qid=..., not groups=...: pass "
+            "qid=<your groups>; the folds then keep every query whole."
+        )
     if qid is None:
         raise ValueError(
             f"{caller} got qid=None, which means all rows are one query, and its folds "

@@ -104,7 +104,6 @@ class _RankerSearchMixin:
         if routing_enabled():
             return super()._get_routed_params_for_fit(params)
         params = dict(params)
-        params.pop("groups", None)
         qid = params.pop("qid")
         return Bunch(
             estimator=Bunch(fit=fit_params_for(self.estimator, qid, params)),
@@ -163,7 +162,10 @@ class _RankerSearchMixin:
             Query id of each row, in any order. None means all rows are one
             query, which no fold can split: a ValueError.
         **params : dict
-            Further parameters of the estimator's ``fit``.
+            Further parameters of the estimator's ``fit``. Not ``groups``
+            (the name scikit-learn's splitters use): the folds group the
+            rows by ``qid``, and ``groups=`` raises a TypeError that says to
+            pass ``qid=``, as :func:`cross_validate_ranker` does.
 
         Returns
         -------
@@ -172,6 +174,8 @@ class _RankerSearchMixin:
 
         Raises
         ------
+        TypeError
+            If ``groups`` is passed.
         ValueError
             With metadata routing off, before any fit, if a candidate setting
             (of ``param_grid``, or a list of ``param_distributions``) changes
@@ -185,7 +189,9 @@ class _RankerSearchMixin:
                 self.get_params(deep=False),
                 caller_name=type(self).__name__,
             )
-        layout = check_layout(X, qid, f"{type(self).__name__}.fit")
+        layout = check_layout(
+            X, qid, f"{type(self).__name__}.fit", groups=params.get("groups")
+        )
         if not routing_enabled():
             self._check_candidates_take_qid_alike(layout.qid)
         splits = query_splits(self.cv, X, y, layout)

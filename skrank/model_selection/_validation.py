@@ -237,17 +237,12 @@ def cross_validate_ranker(
     >>> result["test_ndcg@10"].shape
     (4,)
     """
-    if groups is not None:
-        raise TypeError(
-            "cross_validate_ranker takes the query ids as qid=..., not groups=...: "
-            "pass qid=<your groups>; the folds then keep every query whole."
-        )
     if not (is_real(error_score)
             or (isinstance(error_score, str) and error_score == "raise")):
         raise ValueError(
             f"error_score must be 'raise' or a number (not a bool), got {error_score!r}."
         )
-    layout = check_layout(X, qid, "cross_validate_ranker")
+    layout = check_layout(X, qid, "cross_validate_ranker", groups=groups)
     if len(y) != layout.n_samples:
         raise ValueError(
             f"y must have one entry per row of X: {layout.n_samples} rows, got "
