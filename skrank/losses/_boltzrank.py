@@ -4,7 +4,13 @@ from functools import partial
 
 import numpy as np
 
-from ..metrics._ranking import METRICS, ndcg_of_rankings, ndcg_score, parse_metric_name
+from ..metrics._ranking import (
+    METRICS,
+    check_takes_average,
+    ndcg_of_rankings,
+    ndcg_score,
+    parse_metric_name,
+)
 from ..utils._query_blocks import query_blocks
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
@@ -333,7 +339,8 @@ def metric_function(metric):
 
     A name such as ``"ndcg@10"`` becomes a :func:`functools.partial` of the
     metric with its ``k``; a :class:`~skrank.metrics.RankingScorer` gives
-    its metric; a callable is used as it is. A ValueError names ``metric``.
+    its metric; a callable is used as it is. A ValueError names ``metric``,
+    and a TypeError a callable (or a scorer's) that takes no ``average``.
     """
     if isinstance(metric, str):
         try:
@@ -347,7 +354,12 @@ def metric_function(metric):
     # a RankingScorer (known by its method, so that the losses need not
     # import the scorers)
     as_function = getattr(metric, "_metric_function", None)
-    return metric if as_function is None else as_function()
+    if as_function is not None:
+        return as_function()
+    name = getattr(metric, "__name__", repr(metric))
+    check_takes_average(metric, name, f"metric={name} of BoltzRankLoss (the gain of "
+                                      "each sampled ranking, per query)")
+    return metric
 
 
 def _ndcg_keywords(function):

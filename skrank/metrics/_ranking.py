@@ -9,6 +9,7 @@ blocks of :func:`skrank.utils._query_blocks.query_blocks`, one sort per
 block).
 """
 
+import inspect
 import re
 import sys
 from types import MappingProxyType
@@ -1404,3 +1405,39 @@ def parse_metric_name(name):
     if match is None or match["metric"] not in METRICS or (k is not None and k < 1):
         raise ValueError(f"Unknown ranking scorer {shortened_repr(name)}; {expected}")
     return match["metric"], k
+
+
+def check_takes_average(metric, name, asker):
+    """Raise a TypeError unless ``metric`` can be called with ``average=False``.
+
+    Per-query values come from ``metric(..., average=False)``, as every
+    metric of this module gives them; a callable of the user's without an
+    ``average`` parameter would fail with Python's bare "unexpected keyword
+    argument". Read from the signature before any call: a parameter
+    ``average`` or ``**kwargs`` passes, and a callable without a signature
+    to read is trusted.
+
+    Parameters
+    ----------
+    metric : callable
+        The metric.
+    name : str
+        Its name, for the message.
+    asker : str
+        What needs the per-query values, for the message, e.g.
+        ``"make_ranking_scorer('top1').score_predictions(..., average=False)"``.
+    """
+    try:
+        signature = inspect.signature(metric)
+    except (TypeError, ValueError):  # no signature (some builtins)
+        return
+    parameters = signature.parameters.values()
+    if "average" in signature.parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    ):
+        return
+    raise TypeError(
+        f"{asker} needs a metric that accepts an 'average' parameter (average=False: "
+        "one value per query, in the order of the sorted unique qid); the metric "
+        f"{name!r} does not: {name}{signature}."
+    )
