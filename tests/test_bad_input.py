@@ -629,3 +629,92 @@ def test_ragged_sample_weight_is_named_by_fit(data):
     with pytest.raises(ValueError, match=r"^sample_weight must be a 1-D array of numbers; "
                                          r"got a ragged nested sequence \(\[\[1\], \[1, 2\]"):
         _fast(ListNetRanker).fit(X, y, qid=qid, sample_weight=weight)
+
+
+# Dates as features -----------------------------------------------------------
+# numpy's DTypePromotionError (a DataFrame with a datetime column) named
+# neither X nor the column; a datetime64 array was cast to a count of days.
+def _dated(X):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["t"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(len(X)), unit="D")
+    return frame
+
+
+def _numeric(X):
+    frame = _dated(X)
+    frame["t"] = 0.0
+    return frame
+
+
+_DATED = r"^X must hold numbers, but its column 't' has dtype datetime64\[\w+\]\. Dates, times"
+
+
+def _fitted_on_numbers(cls, X, y, qid):
+    return _fast(cls).fit(_numeric(X), y, qid=qid)
+
+
+_RANKER_METHODS = [(cls, method) for cls in RANKERS
+                   for method in ("fit", "partial_fit", "predict", "score")
+                   if hasattr(_fast(cls), method)]  # LogRank has no partial_fit
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls, method", _RANKER_METHODS,
+                         ids=[f"{c.__name__}.{m}" for c, m in _RANKER_METHODS])
+def test_a_date_column_is_named_by_the_rankers(cls, method, data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=_DATED):
+        if method in ("fit", "partial_fit"):
+            getattr(_fast(cls), method)(_dated(X), y, qid=qid)
+        elif method == "predict":
+            _fitted_on_numbers(cls, X, y, qid).predict(_dated(X), qid=qid)
+        else:
+            _fitted_on_numbers(cls, X, y, qid).score(_dated(X), y, qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_date_column_of_the_validation_set_is_named(data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=r"^X_val must hold numbers, but its column 't' has "
+                                        r"dtype datetime64"):
+        _fast(ListNetRanker).fit(_numeric(X), y, qid=qid, X_val=_dated(X), y_val=y,
+                                 qid_val=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("call", ["QueryNormalizer.fit", "QueryNormalizer.transform",
+                                  "cross_validate_ranker", "RankerSearchCV.fit",
+                                  "permutation_importance"])
+def test_a_date_column_is_named_by_the_other_entry_points(call, data):
+    # with an estimator from outside skrank too (Ridge): the check is skrank's own
+    X, y, qid = data
+    dated = _dated(X)
+    calls = {
+        "QueryNormalizer.fit": lambda: skrank.QueryNormalizer().fit(dated, qid=qid),
+        "QueryNormalizer.transform": lambda: skrank.QueryNormalizer().fit(
+            _numeric(X), qid=qid).transform(dated, qid=qid),
+        "cross_validate_ranker": lambda: skrank.cross_validate_ranker(
+            Ridge(), dated, y, qid=qid, cv=2),
+        "RankerSearchCV.fit": lambda: skrank.RankerSearchCV(
+            Ridge(), {"alpha": [1.0]}, cv=2).fit(dated, y, qid=qid),
+        "permutation_importance": lambda: skrank.inspection.permutation_importance(
+            Ridge().fit(_numeric(X), y), dated, y, qid=qid),
+    }
+    with pytest.raises(TypeError, match=_DATED):
+        calls[call]()
+
+
+def test_date_and_duration_columns_and_arrays_are_named(data):
+    X, y, qid = data
+    frame = _dated(X)
+    frame["d"] = frame["t"] - frame["t"].iloc[0]
+    frame["t"] = frame["t"].dt.tz_localize("UTC")
+    with pytest.raises(TypeError, match=r"^X must hold numbers, but its columns 't' "
+                                        r"\(datetime64\[\w+, UTC\]\), 'd' \(timedelta64\[\w+\]\) "
+                                        r"have date, time or duration dtypes\."):
+        _fast(ListNetRanker).fit(frame, y, qid=qid)
+    days = np.datetime64("2020-01-01") + np.arange(len(y)).reshape(-1, 1)
+    with pytest.raises(TypeError, match=r"^X must hold numbers, but it is an array of dtype "
+                                        r"datetime64\[D\]\."):
+        _fast(ListNetRanker).fit(days, y, qid=qid)

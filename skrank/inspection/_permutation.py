@@ -9,7 +9,7 @@ from ..model_selection._common import check_n_jobs, check_ranking_scoring
 from ..utils._query_layout import implicit_query
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
-from ..utils._validation import is_integer
+from ..utils._validation import check_feature_dtypes, is_integer
 
 __all__ = ["permutation_importance"]
 
@@ -233,6 +233,7 @@ def permutation_importance(
         raise TypeError(
             f"estimator must be a fitted estimator with predict, got {estimator!r}."
         )
+    check_feature_dtypes(X)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     n_samples = X.shape[0]

@@ -14,7 +14,7 @@ from ..utils._routing import (
     through_transforms,
 )
 from ..utils._sklearn_compat import make_metadata_request
-from ..utils._validation import check_n_jobs, is_integer
+from ..utils._validation import check_feature_dtypes, check_n_jobs, is_integer
 
 __all__ = ["check_n_jobs", "check_ranking_scoring", "query_splits"]
 
@@ -323,7 +323,10 @@ def check_layout(X, qid, caller, *, groups=None):
     ValueError says so. ``groups`` (the name scikit-learn's splitters give
     the query ids) is refused with a TypeError that says to pass ``qid=``:
     the folds group the rows by ``qid``, and a ``groups=`` passed instead
-    would otherwise be dropped, leaving ``qid=None``.
+    would otherwise be dropped, leaving ``qid=None``. Date and duration
+    columns of ``X`` are refused by name
+    (:func:`~skrank.utils._validation.check_feature_dtypes`) before any fold
+    is fitted, whatever the estimator.
     """
     if groups is not None:
         raise TypeError(
@@ -336,6 +339,7 @@ def check_layout(X, qid, caller, *, groups=None):
             "keep every query whole: one query cannot be split into folds. Pass qid, "
             "the query id of each row."
         )
+    check_feature_dtypes(X)
     n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
     return QueryLayout(qid, n_samples=n_samples)
 

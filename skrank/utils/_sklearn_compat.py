@@ -21,9 +21,10 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     get_routing_for_object,
 )
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import _check_sample_weight
+from sklearn.utils.validation import validate_data as _validate_data
 
-from ._validation import is_integer, is_real
+from ._validation import check_feature_dtypes, is_integer, is_real
 
 __all__ = [
     "HasMethods",
@@ -180,6 +181,19 @@ def refuse_bool_numbers(constraints):
 
     return {name: value if isinstance(value, str) else [strict(c) for c in value]
             for name, value in constraints.items()}
+
+
+def validate_data(estimator, /, X="no_validation", y="no_validation", **check_params):
+    """scikit-learn's ``validate_data``, after refusing date and duration features by name.
+
+    :func:`~skrank.utils._validation.check_feature_dtypes` runs first on
+    ``X``: numpy's ``DTypePromotionError`` for a DataFrame with a datetime
+    column names neither ``X`` nor the column. The arguments and the result
+    are scikit-learn's.
+    """
+    if not (isinstance(X, str) and X == "no_validation"):
+        check_feature_dtypes(X)
+    return _validate_data(estimator, X, y, **check_params)
 
 
 def routing_enabled():
