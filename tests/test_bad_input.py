@@ -8,7 +8,8 @@ works as that meaning.
 """
 
 import importlib
-from numbers import Integral
+import re
+from numbers import Integral, Real
 
 import numpy as np
 import pytest
@@ -93,6 +94,19 @@ INTEGER_PARAMETERS = [
     for cls in _public_classes()
     for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
     if not isinstance(constraints, str) and any(map(_is_integer_constraint, constraints))
+]
+
+
+def _is_float_constraint(constraint):
+    # Interval(Real, ...) and skrank's Float, the bare type Real and skrank's RealNumber
+    return constraint is Real or getattr(constraint, "type", None) is Real
+
+
+FLOAT_PARAMETERS = [
+    (cls, name)
+    for cls in _public_classes()
+    for name, constraints in getattr(cls, "_parameter_constraints", {}).items()
+    if not isinstance(constraints, str) and any(map(_is_float_constraint, constraints))
 ]
 
 
@@ -470,6 +484,11 @@ def test_the_walk_finds_the_integer_parameters():
 def test_bool_is_not_an_integer_parameter(cls, name, value, data):
     message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\)"
                rf".*\. Got {value!r} instead\.$")
+    _refused_on_build_or_fit(cls, name, value, message, data)
+
+
+def _refused_on_build_or_fit(cls, name, value, message, data):
+    """``cls`` refuses ``{name: value}`` when built (a loss) or fitted, with ``message``."""
     if issubclass(cls, ListwiseLoss):
         with pytest.raises(InvalidParameterError, match=message):
             cls(**{name: value})
@@ -477,6 +496,46 @@ def test_bool_is_not_an_integer_parameter(cls, name, value, data):
     X, y, qid = data
     with pytest.raises(InvalidParameterError, match=message):
         _build(cls, **{name: value}).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("cls, name", INTEGER_PARAMETERS,
+                         ids=[f"{c.__name__}.{n}" for c, n in INTEGER_PARAMETERS])
+def test_timedelta_is_not_an_integer_parameter(cls, name, data):
+    # numpy registers np.timedelta64 as a numbers.Integral; comparing it
+    # with a bound raised numpy's UFuncTypeError, or it was taken as 3
+    message = (rf"^The '{name}' parameter of {cls.__name__} must be .*an int \(not a bool\)"
+               r".*\. Got np\.timedelta64\(3\) instead\.$")
+    _refused_on_build_or_fit(cls, name, np.timedelta64(3), message, data)
+
+
+def test_the_walk_finds_the_float_parameters():
+    found = {f"{cls.__name__}.{name}" for cls, name in FLOAT_PARAMETERS}
+    assert {f"{ranker.__name__}.{name}" for ranker in RANKERS
+            for name in ("alpha", "tol")} <= found
+    assert {"ListNetRanker.learning_rate_init", "ListNetRanker.momentum",
+            "ListNetRanker.learning_rate_decay", "ListNetRanker.validation_fraction",
+            "SoftRankRanker.sigma", "SoftRankLoss.discount_shape",
+            "BoltzRankLoss.gain_weight", "BoltzRankRanker.target_temperature",
+            "LogRankLoss.walk_restart_skew", "LogRankRanker.relevance_threshold",
+            "RankerSearchCV.error_score", "RankerRandomizedSearchCV.error_score"} <= found
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.timedelta64(3)])
+@pytest.mark.parametrize("cls, name", FLOAT_PARAMETERS,
+                         ids=[f"{c.__name__}.{n}" for c, n in FLOAT_PARAMETERS])
+def test_bool_is_not_a_float_parameter(cls, name, value, data):
+    # bool is a numbers.Real: scikit-learn's Interval(Real, ...) took True as 1.0
+    message = (rf"^The '{name}' parameter of {cls.__name__} must be .*a float \(not a bool\)"
+               rf".*\. Got {re.escape(repr(value))} instead\.$")
+    _refused_on_build_or_fit(cls, name, value, message, data)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_float_parameter_still_takes_an_int_and_error_score_nan(data):
+    X, y, qid = data
+    _fast(ListNetRanker, alpha=1, tol=0, momentum=1).fit(X, y, qid=qid)
+    search = skrank.RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=2, error_score=np.nan)
+    assert search.fit(X, y, qid=qid).best_params_ == {"alpha": 1.0}
 
 
 @pytest.mark.parametrize("cls, name, value, message", [
@@ -570,3 +629,92 @@ def test_ragged_sample_weight_is_named_by_fit(data):
     with pytest.raises(ValueError, match=r"^sample_weight must be a 1-D array of numbers; "
                                          r"got a ragged nested sequence \(\[\[1\], \[1, 2\]"):
         _fast(ListNetRanker).fit(X, y, qid=qid, sample_weight=weight)
+
+
+# Dates as features -----------------------------------------------------------
+# numpy's DTypePromotionError (a DataFrame with a datetime column) named
+# neither X nor the column; a datetime64 array was cast to a count of days.
+def _dated(X):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["t"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(len(X)), unit="D")
+    return frame
+
+
+def _numeric(X):
+    frame = _dated(X)
+    frame["t"] = 0.0
+    return frame
+
+
+_DATED = r"^X must hold numbers, but its column 't' has dtype datetime64\[\w+\]\. Dates, times"
+
+
+def _fitted_on_numbers(cls, X, y, qid):
+    return _fast(cls).fit(_numeric(X), y, qid=qid)
+
+
+_RANKER_METHODS = [(cls, method) for cls in RANKERS
+                   for method in ("fit", "partial_fit", "predict", "score")
+                   if hasattr(_fast(cls), method)]  # LogRank has no partial_fit
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls, method", _RANKER_METHODS,
+                         ids=[f"{c.__name__}.{m}" for c, m in _RANKER_METHODS])
+def test_a_date_column_is_named_by_the_rankers(cls, method, data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=_DATED):
+        if method in ("fit", "partial_fit"):
+            getattr(_fast(cls), method)(_dated(X), y, qid=qid)
+        elif method == "predict":
+            _fitted_on_numbers(cls, X, y, qid).predict(_dated(X), qid=qid)
+        else:
+            _fitted_on_numbers(cls, X, y, qid).score(_dated(X), y, qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_date_column_of_the_validation_set_is_named(data):
+    X, y, qid = data
+    with pytest.raises(TypeError, match=r"^X_val must hold numbers, but its column 't' has "
+                                        r"dtype datetime64"):
+        _fast(ListNetRanker).fit(_numeric(X), y, qid=qid, X_val=_dated(X), y_val=y,
+                                 qid_val=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("call", ["QueryNormalizer.fit", "QueryNormalizer.transform",
+                                  "cross_validate_ranker", "RankerSearchCV.fit",
+                                  "permutation_importance"])
+def test_a_date_column_is_named_by_the_other_entry_points(call, data):
+    # with an estimator from outside skrank too (Ridge): the check is skrank's own
+    X, y, qid = data
+    dated = _dated(X)
+    calls = {
+        "QueryNormalizer.fit": lambda: skrank.QueryNormalizer().fit(dated, qid=qid),
+        "QueryNormalizer.transform": lambda: skrank.QueryNormalizer().fit(
+            _numeric(X), qid=qid).transform(dated, qid=qid),
+        "cross_validate_ranker": lambda: skrank.cross_validate_ranker(
+            Ridge(), dated, y, qid=qid, cv=2),
+        "RankerSearchCV.fit": lambda: skrank.RankerSearchCV(
+            Ridge(), {"alpha": [1.0]}, cv=2).fit(dated, y, qid=qid),
+        "permutation_importance": lambda: skrank.inspection.permutation_importance(
+            Ridge().fit(_numeric(X), y), dated, y, qid=qid),
+    }
+    with pytest.raises(TypeError, match=_DATED):
+        calls[call]()
+
+
+def test_date_and_duration_columns_and_arrays_are_named(data):
+    X, y, qid = data
+    frame = _dated(X)
+    frame["d"] = frame["t"] - frame["t"].iloc[0]
+    frame["t"] = frame["t"].dt.tz_localize("UTC")
+    with pytest.raises(TypeError, match=r"^X must hold numbers, but its columns 't' "
+                                        r"\(datetime64\[\w+, UTC\]\), 'd' \(timedelta64\[\w+\]\) "
+                                        r"have date, time or duration dtypes\."):
+        _fast(ListNetRanker).fit(frame, y, qid=qid)
+    days = np.datetime64("2020-01-01") + np.arange(len(y)).reshape(-1, 1)
+    with pytest.raises(TypeError, match=r"^X must hold numbers, but it is an array of dtype "
+                                        r"datetime64\[D\]\."):
+        _fast(ListNetRanker).fit(days, y, qid=qid)

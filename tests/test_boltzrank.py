@@ -603,3 +603,22 @@ def test_metric_is_a_name_a_function_or_a_scorer():
     with pytest.raises(ValueError, match=r"^metric=.* must return one value per query"):
         BoltzRankLoss(8, metric=lambda y, s, *, qid, average: np.zeros(3)).prepare(
             y, qid, random_state=0)
+
+
+def _mean_top_label(y_true, y_score, *, qid):
+    """A metric without ``average``: it cannot give the gain of each sampled ranking."""
+    return 0.0
+
+
+@pytest.mark.parametrize("metric, asker", [
+    (_mean_top_label, r"metric=_mean_top_label of BoltzRankLoss \(the gain of each sampled "
+                      r"ranking, per query\)"),
+    (make_ranking_scorer(_mean_top_label),
+     r"make_ranking_scorer\('_mean_top_label'\) as a per-query metric"),
+], ids=["function", "scorer"])
+def test_metric_without_average_is_named_when_the_loss_is_made(metric, asker):
+    # the metric's own "unexpected keyword argument 'average'" came out of the fit
+    with pytest.raises(TypeError, match=rf"^{asker} needs a metric that accepts an 'average' "
+                                        r"parameter .*; the metric '_mean_top_label' does "
+                                        r"not: _mean_top_label\(y_true, y_score, \*, qid\)\.$"):
+        BoltzRankLoss(8, metric=metric)

@@ -679,9 +679,9 @@ def test_issue27_logrank_threshold_above_every_label_warns_at_prepare(data, scor
                                   .fit(np.zeros((2, 1)), [0, 1], qid=[0, 0])])
 def test_issue27_sigma_beyond_the_floats_is_refused(make, sigma):
     """Issue 27: infinite gradients below a normal float, overflow warnings above 1.5e307."""
-    with pytest.raises(InvalidParameterError, match=rf"The 'sigma' parameter of SoftRank\w+ "
-                                                    rf"must be a float in the range .* Got "
-                                                    rf"{re.escape(repr(sigma))} instead"):
+    with pytest.raises(InvalidParameterError,
+                       match=rf"The 'sigma' parameter of SoftRank\w+ must be a float "
+                             rf"\(not a bool\) in the range .* Got {re.escape(repr(sigma))} instead"):
         make(sigma)
 
 

@@ -9,6 +9,7 @@ loop written here from the textbook definitions.
 import itertools
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -512,6 +513,16 @@ def test_dcg_no_relevant_means_no_positive_gain():
 def test_boolean_cutoff_rejected(func):
     with pytest.raises(ValueError, match=r"'k' parameter .*not a bool.*Got True"):
         func([1, 0], [0.2, 0.1], qid=[0, 0], k=True)
+
+
+@pytest.mark.parametrize("k", [np.timedelta64(3), np.datetime64("2020-01-01"), 3.0, 3.5])
+@pytest.mark.parametrize("func", METRICS, ids=lambda f: f.__name__)
+def test_cutoff_that_is_not_an_int_is_a_type_error_naming_k(func, k):
+    # np.timedelta64 is a numbers.Integral to numpy: it reached the bound
+    # check and failed there with numpy's UFuncTypeError
+    with pytest.raises(TypeError, match=rf"^The 'k' parameter of {func.__name__} must be an "
+                                        rf"int \(not a bool\) .*Got {re.escape(repr(k))} instead"):
+        func([1, 0], [0.2, 0.1], qid=[0, 0], k=k)
 
 
 @pytest.mark.parametrize("func", [average_precision_score, precision_at_k, map_score])

@@ -6,6 +6,8 @@ routing on), and hand-written loops over the splits calling the metric
 functions directly.
 """
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, RegressorMixin, clone
@@ -29,7 +31,11 @@ from skrank.metrics import (
     ndcg_score,
     precision_at_k,
 )
-from skrank.model_selection import RankerSearchCV, cross_validate_ranker
+from skrank.model_selection import (
+    RankerRandomizedSearchCV,
+    RankerSearchCV,
+    cross_validate_ranker,
+)
 from skrank.preprocessing import QueryNormalizer
 
 N_QUERIES = 40
@@ -310,10 +316,40 @@ def test_error_score_number_replaces_failed_folds(data, error_score):
         assert np.isfinite(got[key][ok]).all()
 
 
+_GROUPS_CALLS = {
+    "cross_validate_ranker": lambda X, y, **kw: cross_validate_ranker(Ridge(), X, y, **kw),
+    "RankerSearchCV.fit": lambda X, y, **kw: RankerSearchCV(
+        Ridge(), {"alpha": ALPHAS}).fit(X, y, **kw),
+    "RankerRandomizedSearchCV.fit": lambda X, y, **kw: RankerRandomizedSearchCV(
+        Ridge(), {"alpha": ALPHAS}, n_iter=2, random_state=0).fit(X, y, **kw),
+}
+
+
+@pytest.mark.parametrize("with_qid", [False, True])
+@pytest.mark.parametrize("caller", sorted(_GROUPS_CALLS))
+def test_groups_instead_of_qid_is_one_type_error(data, caller, with_qid):
+    # the searches dropped groups= and then reported qid=None
+    X, y, qid = data
+    kwargs = {"groups": qid, **({"qid": qid} if with_qid else {})}
+    with pytest.raises(TypeError, match=rf"^{re.escape(caller)} takes the query ids as "
+                                        r"qid=\.\.\., not groups=\.\.\.: pass qid=<your groups>; "
+                                        r"the folds then keep every query whole\.$"):
+        _GROUPS_CALLS[caller](X, y, **kwargs)
+
+
 def test_bad_error_score_raises(data):
     X, y, qid = data
     with pytest.raises(ValueError, match="error_score"):
         cross_validate_ranker(Ridge(), X, y, qid=qid, error_score="ignore")
+
+
+@pytest.mark.parametrize("error_score", [True, np.False_])
+def test_bool_error_score_is_refused(data, error_score):
+    # a bool is a numbers.Real; as a score of a failed fold it would read as 1.0 or 0.0
+    X, y, qid = data
+    with pytest.raises(ValueError, match=rf"^error_score must be 'raise' or a number \(not a "
+                                         rf"bool\), got {error_score!r}\.$"):
+        cross_validate_ranker(Ridge(), X, y, qid=qid, error_score=error_score)
 
 
 @pytest.mark.parametrize("order", ["sorted", "shuffled"])

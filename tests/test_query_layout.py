@@ -66,6 +66,41 @@ def test_check_qid_errors(bad, error, match):
         check_qid(bad)
 
 
+def _missing_ids():
+    """Query ids with one missing value at row 2, as pandas and numpy hold them."""
+    pd = pytest.importorskip("pandas")
+    return [
+        pytest.param(pd.array(["a", "a", None, "b"], dtype="string"), "pd.NA", id="pd-string"),
+        pytest.param(np.array([1, 1, np.nan, 2], dtype=object), "NaN", id="object-nan"),
+        pytest.param([1, 1, None, 2], "None", id="list-none"),
+        pytest.param(["a", "a", None, "b"], "None", id="list-str-none"),
+        pytest.param(["a", "a", np.nan, "b"], "NaN", id="list-str-nan"),
+        pytest.param(pd.Series(["a", "a", pd.NA, "b"], dtype=object), "pd.NA", id="pd-object"),
+        pytest.param(pd.Series(["a", "a", None, "b"]), "NaN", id="pd-default-str"),
+        pytest.param(pd.Categorical(["a", "a", None, "b"]), "NaN", id="pd-categorical"),
+        pytest.param(pd.array([1, 1, None, 2], dtype="Int64"), "NaN", id="pd-Int64"),
+        pytest.param(np.array([1.0, 1.0, np.nan, 2.0]), "NaN", id="float-nan"),
+    ]
+
+
+@pytest.mark.parametrize("qid, what", _missing_ids())
+def test_a_missing_query_id_is_named_with_its_row(qid, what):
+    # an id missing from strings or an object array read as "a mix of types"
+    with pytest.raises(ValueError, match=rf"^qid contains {what} at row 2: a missing query id "
+                                         r"\(1 of 4 rows\); every row needs a query id\.$"):
+        check_qid(qid)
+
+
+def test_a_missing_query_id_is_named_by_the_public_functions():
+    pd = pytest.importorskip("pandas")
+    qid = pd.array(["a", "a", None, "b"], dtype="string")
+    X, y = np.arange(8.0).reshape(4, 2), np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="^qid contains pd.NA at row 2: a missing query id"):
+        skrank.ListNetRanker(max_iter=2).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="^qid contains pd.NA at row 2: a missing query id"):
+        skrank.ndcg_score(y, [0.1, 0.2, 0.3, 0.4], qid=qid)
+
+
 def test_python_integer_ids_up_to_uint64_are_kept_exact():
     """numpy turns [2**64 - 1, 1] into floats; the ids stay distinct integers."""
     ids = check_qid([2**64 - 1, 2**64 - 2, 1])

@@ -656,6 +656,39 @@ def test_metric_without_average_one_number_per_query_passes(data, qid_kind):
     assert scorer.score_predictions(y, np.zeros(len(y)), qid=qid, average=False) is values
 
 
+def _mean_top_label(y_true, y_score, *, qid):
+    """A metric without ``average``: only the mean over queries."""
+    return top1_hit_rate(y_true, y_score, qid=qid, k=1)
+
+
+def test_average_false_needs_a_metric_that_takes_average(data):
+    # the callable's own "unexpected keyword argument 'average'" leaked out
+    X, y, qid = data
+    scorer = make_ranking_scorer(_mean_top_label)
+    message = (r"^make_ranking_scorer\('_mean_top_label'\)\.score_predictions\(\.\.\., "
+               r"average=False\) needs a metric that accepts an 'average' parameter "
+               r"\(average=False: one value per query, in the order of the sorted unique "
+               r"qid\); the metric '_mean_top_label' does not: "
+               r"_mean_top_label\(y_true, y_score, \*, qid\)\.$")
+    with pytest.raises(TypeError, match=message):
+        scorer.score_predictions(y, np.zeros(len(y)), qid=qid, average=False)
+    # the mean needs no average parameter
+    assert scorer.score_predictions(y, X[:, 0], qid=qid) == pytest.approx(
+        _mean_top_label(y, X[:, 0], qid=qid))
+
+
+def test_average_false_trusts_a_metric_with_kwargs(data):
+    X, y, qid = data
+
+    def per_query(y_true, y_score, *, qid, **kwargs):
+        assert kwargs["average"] is False
+        return np.zeros(len(np.unique(qid)))
+
+    scorer = make_ranking_scorer(per_query)
+    np.testing.assert_array_equal(
+        scorer.score_predictions(y, np.zeros(len(y)), qid=qid, average=False), np.zeros(40))
+
+
 @pytest.mark.parametrize("average", ["no", None, 0, 1, np.array([True])])
 def test_score_predictions_average_must_be_a_bool(data, average):
     # issue 27: average="no" was taken for True

@@ -1,7 +1,6 @@
 """Small ranking data sets: a bundled real sample and synthetic generators."""
 
 from contextlib import contextmanager
-from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +8,8 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
-from ..utils._sklearn_compat import MAX_LENGTH, Integer, Interval, StrOptions, validate_params
-from ..utils._validation import shortened_repr
+from ..utils._sklearn_compat import MAX_LENGTH, Float, Integer, StrOptions, validate_params
+from ..utils._validation import is_integer, shortened_repr
 
 # Labels 0 .. 1000 at most: the metrics' exponential gain 2**l - 1 overflows
 # beyond (they refuse larger labels), so generated data stays scorable.
@@ -139,7 +138,7 @@ def _check_n_docs(n_docs):
     if not isinstance(n_docs, tuple):
         return n_docs, n_docs
     if len(n_docs) != 2 or not all(
-        isinstance(v, Integral) and not isinstance(v, bool) for v in n_docs
+        is_integer(v) for v in n_docs
     ):
         raise ValueError(
             "n_docs must be a positive int or a (low, high) tuple of two ints, "
@@ -169,7 +168,7 @@ def _check_cells(n_rows, n_features, what):
         "n_docs": [Integer(1, MAX_LENGTH, closed="both"), tuple],
         "n_features": [Integer(1, MAX_LENGTH, closed="both")],
         "n_levels": [Integer(2, MAX_LEVELS, closed="both")],
-        "noise": [Interval(Real, 0, None, closed="left")],
+        "noise": [Float(0, None, closed="left")],
         "nonlinear": ["boolean"],
         "return_coef": ["boolean"],
         "random_state": ["random_state"],
@@ -387,10 +386,10 @@ def _check_float_dtype(dtype):
         "n_queries": [Integer(1, MAX_LENGTH, closed="both")],
         "n_features": [Integer(1, MAX_LENGTH, closed="both")],
         "n_docs": [Integer(1, MAX_LENGTH, closed="both"), tuple],
-        "n_docs_log_mean": [Interval(Real, None, None, closed="neither")],
-        "n_docs_log_sigma": [Interval(Real, 0, None, closed="left")],
+        "n_docs_log_mean": [Float(None, None, closed="neither")],
+        "n_docs_log_sigma": [Float(0, None, closed="left")],
         "label_shares": ["array-like"],
-        "noise": [Interval(Real, 0, None, closed="left")],
+        "noise": [Float(0, None, closed="left")],
         "shuffle": ["boolean"],
         "dtype": "no_validation",  # checked by _check_float_dtype
         "random_state": ["random_state"],

@@ -1,7 +1,5 @@
 """Permutation feature importance scored per query."""
 
-import numbers
-
 import numpy as np
 from sklearn.utils import Bunch, check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -11,6 +9,7 @@ from ..model_selection._common import check_n_jobs, check_ranking_scoring
 from ..utils._query_layout import implicit_query
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
+from ..utils._validation import check_feature_dtypes, is_integer
 
 __all__ = ["permutation_importance"]
 
@@ -221,9 +220,7 @@ def permutation_importance(
     >>> float(result.importances_mean[2])
     0.0
     """
-    if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(
-        n_repeats, numbers.Integral
-    ):
+    if not is_integer(n_repeats):
         raise TypeError(
             f"n_repeats must be a positive integer, got n_repeats={n_repeats!r}."
         )
@@ -236,6 +233,7 @@ def permutation_importance(
         raise TypeError(
             f"estimator must be a fitted estimator with predict, got {estimator!r}."
         )
+    check_feature_dtypes(X)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     n_samples = X.shape[0]

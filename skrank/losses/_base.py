@@ -12,14 +12,13 @@ scores.
 import hashlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._sklearn_compat import MAX_LENGTH
-from ..utils._validation import check_numeric, query_weights
+from ..utils._validation import check_numeric, is_integer, query_weights
 
 
 #: Key of ``LossState.per_query`` holding the query weights of
@@ -515,7 +514,7 @@ def _query_keys(unique_qid):
 
 def _seed(random_state):
     """A non-negative integer seed from an int, a RandomState or None."""
-    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+    if is_integer(random_state):
         return int(random_state) % 2**64
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
@@ -571,7 +570,7 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
     the same bits come transposed, shape (n_draws, n_samples or n_queries),
     C-contiguous.
     """
-    if not isinstance(n_draws, Integral) or isinstance(n_draws, bool) or n_draws < 1:
+    if not is_integer(n_draws) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
     n_rows = layout.n_queries if per_query else layout.n_samples
     # the (n_rows, n_draws) array of 64-bit draws must fit in one numpy array

@@ -1,16 +1,21 @@
 """BoltzRank's expected gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
 
 from functools import partial
-from numbers import Real
 
 import numpy as np
 
-from ..metrics._ranking import METRICS, ndcg_of_rankings, ndcg_score, parse_metric_name
+from ..metrics._ranking import (
+    METRICS,
+    check_takes_average,
+    ndcg_of_rankings,
+    ndcg_score,
+    parse_metric_name,
+)
 from ..utils._query_blocks import query_blocks
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
+    Float,
     Integer,
-    Interval,
     StrOptions,
     validate_parameter_constraints,
 )
@@ -162,10 +167,10 @@ class BoltzRankLoss(ListwiseLoss):
 
     _parameter_constraints = {
         "n_rankings": [Integer(2, MAX_LENGTH, closed="both")],
-        "gain_weight": [Interval(Real, 0, 1, closed="both")],
+        "gain_weight": [Float(0, 1, closed="both")],
         "objective": [StrOptions(set(OBJECTIVES))],
         "metric": [str, callable],
-        "target_temperature": [Interval(Real, 0, None, closed="neither")],
+        "target_temperature": [Float(0, None, closed="neither")],
     }
 
     def __init__(
@@ -334,7 +339,8 @@ def metric_function(metric):
 
     A name such as ``"ndcg@10"`` becomes a :func:`functools.partial` of the
     metric with its ``k``; a :class:`~skrank.metrics.RankingScorer` gives
-    its metric; a callable is used as it is. A ValueError names ``metric``.
+    its metric; a callable is used as it is. A ValueError names ``metric``,
+    and a TypeError a callable (or a scorer's) that takes no ``average``.
     """
     if isinstance(metric, str):
         try:
@@ -348,7 +354,12 @@ def metric_function(metric):
     # a RankingScorer (known by its method, so that the losses need not
     # import the scorers)
     as_function = getattr(metric, "_metric_function", None)
-    return metric if as_function is None else as_function()
+    if as_function is not None:
+        return as_function()
+    name = getattr(metric, "__name__", repr(metric))
+    check_takes_average(metric, name, f"metric={name} of BoltzRankLoss (the gain of "
+                                      "each sampled ranking, per query)")
+    return metric
 
 
 def _ndcg_keywords(function):

@@ -2,7 +2,6 @@
 
 import warnings
 from functools import partial
-from numbers import Real
 
 import numpy as np
 from scipy.special import expit
@@ -12,7 +11,8 @@ from ..utils._query_blocks import query_blocks
 from ..utils._sklearn_compat import (
     MAX_LENGTH,
     Integer,
-    Interval,
+    Float,
+    RealNumber,
     StrOptions,
     validate_parameter_constraints,
 )
@@ -221,9 +221,9 @@ class LogRankLoss(ListwiseLoss):
         "n_rankings": [Integer(2, MAX_LENGTH, closed="both")],
         "walk_length": [Integer(1, None, closed="left")],
         "walk_restart": [StrOptions(set(RESTARTS))],
-        "walk_restart_skew": [Interval(Real, None, 0, closed="right")],
+        "walk_restart_skew": [Float(None, 0, closed="right")],
         "normalize_pairs": ["boolean"],
-        "relevance_threshold": [Real],
+        "relevance_threshold": [RealNumber()],
     }
 
     def __init__(

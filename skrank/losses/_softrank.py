@@ -27,14 +27,13 @@ each within :data:`._softrank_binomial.MEMORY_BUDGET`.
 """
 
 import warnings
-from numbers import Real
 
 import numpy as np
 from scipy.special import ndtr
 
 from ..utils._query_blocks import query_blocks
 from ..utils._query_layout import QueryLayout, implicit_query
-from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_parameter_constraints
+from ..utils._sklearn_compat import Float, Integer, StrOptions, validate_parameter_constraints
 from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
 from ._softrank_binomial import MEMORY_BUDGET, _rank_binomial
@@ -232,11 +231,11 @@ class SoftRankLoss(ListwiseLoss):
 
     #: Constraints of the parameters, shared with :class:`~skrank.rankers.SoftRankRanker`.
     _parameter_constraints = {
-        "sigma": [Interval(Real, *SIGMA_RANGE, closed="both")],
+        "sigma": [Float(*SIGMA_RANGE, closed="both")],
         "rank_distribution": [StrOptions(set(RANK_DISTRIBUTIONS))],
         "n_exact": [Integer(0, None, closed="left")],
         "sinkhorn_iterations": [Integer(0, MAX_SINKHORN_ITERATIONS, closed="both")],
-        "discount_shape": [Interval(Real, -1, 1, closed="both")],
+        "discount_shape": [Float(-1, 1, closed="both")],
         "truncation": [None, Integer(1, None, closed="left")],
     }
 

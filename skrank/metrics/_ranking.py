@@ -9,7 +9,7 @@ blocks of :func:`skrank.utils._query_blocks.query_blocks`, one sort per
 block).
 """
 
-import numbers
+import inspect
 import re
 import sys
 from types import MappingProxyType
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..utils._query_blocks import cumprod_before, query_blocks
 from ..utils._query_layout import QueryLayout, implicit_query
-from ..utils._sklearn_compat import Integer, Interval, StrOptions, validate_params
+from ..utils._sklearn_compat import Float, Integer, RealNumber, StrOptions, validate_params
 from ..utils._validation import check_numeric, query_weights, shortened_repr
 from ._query_ranking import rank_order, sorted_blocks, tie_runs
 
@@ -203,7 +203,7 @@ def _convention_params():
         "gain": [StrOptions({"exponential", "linear"}), None],
         "discount": [StrOptions({"log2", "letor"}), None],
         "ties": [StrOptions({"average", "stable", "pessimistic"}), None],
-        "no_relevant": [numbers.Real, StrOptions({"skip"}), None],
+        "no_relevant": [RealNumber(), StrOptions({"skip"}), None],
         "short_queries": [StrOptions({"truncate", "zero", "pad"}), None],
     }
 
@@ -220,7 +220,7 @@ def _common_params(*, graded=True):
     }
     if not graded:
         del params["gain"], params["discount"]
-        params["relevance_threshold"] = [numbers.Real]
+        params["relevance_threshold"] = [RealNumber()]
     return params
 
 
@@ -1243,7 +1243,7 @@ def mrr_score(
 
 _err_params = _common_params(graded=False)
 del _err_params["relevance_threshold"]
-_err_params["max_grade"] = [Interval(numbers.Real, 0, None, closed="left"), None]
+_err_params["max_grade"] = [Float(0, None, closed="left"), None]
 
 
 @validate_params(_err_params, prefer_skip_nested_validation=True)
@@ -1405,3 +1405,39 @@ def parse_metric_name(name):
     if match is None or match["metric"] not in METRICS or (k is not None and k < 1):
         raise ValueError(f"Unknown ranking scorer {shortened_repr(name)}; {expected}")
     return match["metric"], k
+
+
+def check_takes_average(metric, name, asker):
+    """Raise a TypeError unless ``metric`` can be called with ``average=False``.
+
+    Per-query values come from ``metric(..., average=False)``, as every
+    metric of this module gives them; a callable of the user's without an
+    ``average`` parameter would fail with Python's bare "unexpected keyword
+    argument". Read from the signature before any call: a parameter
+    ``average`` or ``**kwargs`` passes, and a callable without a signature
+    to read is trusted.
+
+    Parameters
+    ----------
+    metric : callable
+        The metric.
+    name : str
+        Its name, for the message.
+    asker : str
+        What needs the per-query values, for the message, e.g.
+        ``"make_ranking_scorer('top1').score_predictions(..., average=False)"``.
+    """
+    try:
+        signature = inspect.signature(metric)
+    except (TypeError, ValueError):  # no signature (some builtins)
+        return
+    parameters = signature.parameters.values()
+    if "average" in signature.parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    ):
+        return
+    raise TypeError(
+        f"{asker} needs a metric that accepts an 'average' parameter (average=False: "
+        "one value per query, in the order of the sorted unique qid); the metric "
+        f"{name!r} does not: {name}{signature}."
+    )

@@ -1,16 +1,15 @@
 """Scorers for ranking metrics, usable as ``scoring=`` anywhere in scikit-learn."""
 
 import inspect
-import numbers
 from functools import partial
 
 import numpy as np
 
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import make_metadata_request
-from ..utils._validation import shortened_repr
+from ..utils._validation import is_integer, shortened_repr
 from ._ranking import METRICS as _METRICS
-from ._ranking import parse_metric_name
+from ._ranking import check_takes_average, parse_metric_name
 
 __all__ = ["RankingScorer", "get_ranking_scorer", "make_ranking_scorer"]
 
@@ -113,10 +112,12 @@ class RankingScorer:
         A built-in metric comes back as a :func:`functools.partial` of its
         function with ``k`` and the conventions (so that
         :class:`~skrank.losses.BoltzRankLoss` recognises NDCG), any other one
-        as :meth:`score_predictions`.
+        as :meth:`score_predictions`, after a TypeError if it takes no
+        ``average``.
         """
         if self._metric in _METRICS.values():
             return partial(self._metric, k=self._k, **self._kwargs)
+        check_takes_average(self._metric, self._name, f"{self!r} as a per-query metric")
         return self.score_predictions
 
     def score_predictions(
@@ -152,9 +153,11 @@ class RankingScorer:
         Raises
         ------
         TypeError
-            If ``average`` is not a bool, or the metric returns something
-            other than one number (``average=True``) or a 1-D array of one
-            number per query (``average=False``).
+            If ``average`` is not a bool; with ``average=False``, if the
+            metric takes no ``average`` parameter (read from its signature,
+            before the call); if the metric returns something other than one
+            number (``average=True``) or a 1-D array of one number per query
+            (``average=False``).
         ValueError
             If ``sample_weight`` is given to a scorer whose metric takes
             none.
@@ -173,6 +176,9 @@ class RankingScorer:
             return self._one_number(
                 self._metric(y_true, y_score, qid=qid, **self._cutoff(), **kwargs)
             )
+        check_takes_average(
+            self._metric, self._name, f"{self!r}.score_predictions(..., average=False)"
+        )
         values = self._metric(
             y_true, y_score, qid=qid, average=False, **self._cutoff(), **kwargs
         )
@@ -440,9 +446,7 @@ def make_ranking_scorer(metric, *, k=None, **conventions):
         raise TypeError(
             f"metric must be a metric name or a callable, got {metric!r}."
         )
-    if k is not None and (
-        isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1
-    ):
+    if k is not None and (not is_integer(k) or k < 1):
         raise ValueError(f"k must be a positive integer or None, got {k!r}.")
     if isinstance(metric, str):
         # validate the conventions now rather than at the first scoring

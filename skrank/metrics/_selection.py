@@ -6,11 +6,10 @@ and answer in the caller's row indexing, so the result can index ``X``,
 ``y`` and ``qid`` directly.
 """
 
-import numbers
-
 import numpy as np
 
 from ..utils._query_layout import QueryLayout, implicit_query
+from ..utils._validation import is_integer
 from ._query_ranking import rank_order, tie_runs
 from ._ranking import _as_1d_float
 
@@ -176,8 +175,8 @@ def top_k(scores, *, qid=None, k=10):
         If ``scores`` is not 1-D, is empty or holds NaN or infinity; if
         ``qid`` does not have one entry per row; if ``k`` is below 1.
     TypeError
-        If ``scores`` is not numeric, or ``k`` is not an integer (a bool
-        is refused).
+        If ``scores`` is not numeric, or ``k`` is not an integer (a bool,
+        a float such as 3.0 and an ``np.timedelta64`` are refused).
 
     See Also
     --------
@@ -201,7 +200,7 @@ def top_k(scores, *, qid=None, k=10):
     >>> top_k(scores, qid=[0] * len(scores), k=3)  # one query
     array([1, 5, 3])
     """
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+    if not is_integer(k):
         raise TypeError(f"k must be a positive integer, got k={k!r}.")
     if k < 1:
         raise ValueError(f"k must be a positive integer, got k={k!r}.")

@@ -1,7 +1,6 @@
 """Pieces shared by the ranking cross-validation and search tools."""
 
 import inspect
-import numbers
 from collections.abc import Iterable
 
 import numpy as np
@@ -15,7 +14,7 @@ from ..utils._routing import (
     through_transforms,
 )
 from ..utils._sklearn_compat import make_metadata_request
-from ..utils._validation import check_n_jobs
+from ..utils._validation import check_feature_dtypes, check_n_jobs, is_integer
 
 __all__ = ["check_n_jobs", "check_ranking_scoring", "query_splits"]
 
@@ -52,7 +51,7 @@ def query_splits(cv, X, y, layout):
         puts rows of one query on both sides.
     """
     if isinstance(cv, (bool, np.bool_, str, bytes)) or not (
-        isinstance(cv, numbers.Integral)
+        is_integer(cv)
         or hasattr(cv, "split")
         or isinstance(cv, Iterable)
     ):
@@ -60,7 +59,7 @@ def query_splits(cv, X, y, layout):
             f"cv must be an int (the number of folds), a splitter or an iterable "
             f"of (train, test) index arrays, got cv={cv!r}."
         )
-    if isinstance(cv, numbers.Integral):
+    if is_integer(cv):
         if cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got cv={cv}.")
         if cv > layout.n_queries:
@@ -316,19 +315,31 @@ def check_ranking_scoring(scoring):
     )
 
 
-def check_layout(X, qid, caller):
+def check_layout(X, qid, caller, *, groups=None):
     """A :class:`QueryLayout` for ``qid`` checked against the rows of ``X``.
 
     ``qid=None`` means one query, as everywhere in the package; the folds of
     ``caller`` keep queries whole, so one query cannot be split: a
-    ValueError says so.
+    ValueError says so. ``groups`` (the name scikit-learn's splitters give
+    the query ids) is refused with a TypeError that says to pass ``qid=``:
+    the folds group the rows by ``qid``, and a ``groups=`` passed instead
+    would otherwise be dropped, leaving ``qid=None``. Date and duration
+    columns of ``X`` are refused by name
+    (:func:`~skrank.utils._validation.check_feature_dtypes`) before any fold
+    is fitted, whatever the estimator.
     """
+    if groups is not None:
+        raise TypeError(
+            f"{caller} takes the query ids as qid=..., not groups=...: pass "
+            "qid=<your groups>; the folds then keep every query whole."
+        )
     if qid is None:
         raise ValueError(
             f"{caller} got qid=None, which means all rows are one query, and its folds "
             "keep every query whole: one query cannot be split into folds. Pass qid, "
             "the query id of each row."
         )
+    check_feature_dtypes(X)
     n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
     return QueryLayout(qid, n_samples=n_samples)
 

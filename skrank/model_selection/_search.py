@@ -19,7 +19,7 @@ from ..utils._routing import fit_qid_params, predict_scores, takes_qid
 from ..utils._sklearn_compat import (
     Integer,
     multimetric_scorer,
-    refuse_bool_integers,
+    refuse_bool_numbers,
     routing_enabled,
     validate_parameter_constraints,
 )
@@ -104,7 +104,6 @@ class _RankerSearchMixin:
         if routing_enabled():
             return super()._get_routed_params_for_fit(params)
         params = dict(params)
-        params.pop("groups", None)
         qid = params.pop("qid")
         return Bunch(
             estimator=Bunch(fit=fit_params_for(self.estimator, qid, params)),
@@ -163,7 +162,10 @@ class _RankerSearchMixin:
             Query id of each row, in any order. None means all rows are one
             query, which no fold can split: a ValueError.
         **params : dict
-            Further parameters of the estimator's ``fit``.
+            Further parameters of the estimator's ``fit``. Not ``groups``
+            (the name scikit-learn's splitters use): the folds group the
+            rows by ``qid``, and ``groups=`` raises a TypeError that says to
+            pass ``qid=``, as :func:`cross_validate_ranker` does.
 
         Returns
         -------
@@ -172,6 +174,8 @@ class _RankerSearchMixin:
 
         Raises
         ------
+        TypeError
+            If ``groups`` is passed.
         ValueError
             With metadata routing off, before any fit, if a candidate setting
             (of ``param_grid``, or a list of ``param_distributions``) changes
@@ -185,7 +189,9 @@ class _RankerSearchMixin:
                 self.get_params(deep=False),
                 caller_name=type(self).__name__,
             )
-        layout = check_layout(X, qid, f"{type(self).__name__}.fit")
+        layout = check_layout(
+            X, qid, f"{type(self).__name__}.fit", groups=params.get("groups")
+        )
         if not routing_enabled():
             self._check_candidates_take_qid_alike(layout.qid)
         splits = query_splits(self.cv, X, y, layout)
@@ -389,8 +395,8 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     ['alpha']
     """
 
-    # scikit-learn's, with integers that refuse bool (n_jobs, pre_dispatch)
-    _parameter_constraints = refuse_bool_integers({
+    # scikit-learn's, with numbers that refuse bool (n_jobs, pre_dispatch, error_score)
+    _parameter_constraints = refuse_bool_numbers({
         **GridSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
         "n_jobs": _N_JOBS,
@@ -513,8 +519,9 @@ class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):
     3
     """
 
-    # scikit-learn's, with integers that refuse bool (n_iter, n_jobs, pre_dispatch)
-    _parameter_constraints = refuse_bool_integers({
+    # scikit-learn's, with numbers that refuse bool (n_iter, n_jobs, pre_dispatch,
+    # error_score)
+    _parameter_constraints = refuse_bool_numbers({
         **RandomizedSearchCV._parameter_constraints,
         "scoring": [str, callable, list, tuple, dict, None],
         "n_jobs": _N_JOBS,

@@ -13,6 +13,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from ..metrics._scorer import RankingScorer
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import safe_indexing
+from ..utils._validation import is_real
 from ._common import (
     check_layout,
     check_n_jobs,
@@ -236,16 +237,12 @@ def cross_validate_ranker(
     >>> result["test_ndcg@10"].shape
     (4,)
     """
-    if groups is not None:
-        raise TypeError(
-            "cross_validate_ranker takes the query ids as qid=..., not groups=...: "
-            "pass qid=<your groups>; the folds then keep every query whole."
-        )
-    if not (error_score == "raise" or isinstance(error_score, numbers.Real)):
+    if not (is_real(error_score)
+            or (isinstance(error_score, str) and error_score == "raise")):
         raise ValueError(
-            f"error_score must be 'raise' or a number, got {error_score!r}."
+            f"error_score must be 'raise' or a number (not a bool), got {error_score!r}."
         )
-    layout = check_layout(X, qid, "cross_validate_ranker")
+    layout = check_layout(X, qid, "cross_validate_ranker", groups=groups)
     if len(y) != layout.n_samples:
         raise ValueError(
             f"y must have one entry per row of X: {layout.n_samples} rows, got "

@@ -44,7 +44,12 @@ from ..metrics import ndcg_score
 from ..metrics._scorer import get_ranking_scorer
 from ..utils._sklearn_compat import _fit_context, validate_data
 from ..utils._query_layout import QueryLayout, check_qid, default_qid, implicit_query
-from ..utils._validation import check_numeric, keep_fitted_state_on_error, query_weights
+from ..utils._validation import (
+    check_feature_dtypes,
+    check_numeric,
+    keep_fitted_state_on_error,
+    query_weights,
+)
 from ._params import EARLY_STOPPING, LAYER_UNITS, NETWORK, RESTARTS, SOLVER, constraints
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
@@ -440,6 +445,7 @@ class BaseRanker(BaseEstimator):
         check_numeric(y_val, "y_val")
         # scikit-learn's checks, with messages that name the validation set
         given = X_val
+        check_feature_dtypes(X_val, name="X_val")
         X_val = _named("X_val", check_array, X_val, accept_sparse="csr", dtype=FLOAT_DTYPES,
                        input_name="X_val", estimator=self)
         if X_val.shape[1] != self.n_features_in_:

@@ -10,7 +10,6 @@ when a model is fitted, never when skrank is imported.
 import importlib
 import inspect
 import warnings
-from numbers import Real
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -18,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import get_ranking_scorer
 from ..utils._query_layout import QueryLayout, check_qid, implicit_query
-from ..utils._sklearn_compat import Integer, Interval, StrOptions, _fit_context, validate_data
+from ..utils._sklearn_compat import Float, Integer, StrOptions, _fit_context, validate_data
 from ..utils._validation import check_numeric, keep_fitted_state_on_error
 from ._base import FLOAT_DTYPES, BaseRanker, _has_signal, _query_rows, first_draws
 from ._params import constraints
@@ -114,7 +113,7 @@ class GBDTRanker(BaseRanker):
     _parameter_constraints = {
         "library": [StrOptions(set(ROW_NAMES))],
         "n_estimators": [Integer(1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [Float(0, None, closed="neither")],
         **constraints("early_stopping", "validation_fraction", "n_iter_no_change",
                       "n_jobs", "random_state"),
     }

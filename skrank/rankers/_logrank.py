@@ -2,7 +2,6 @@
 
 import inspect
 import warnings
-from numbers import Real
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from ..losses import LogRankLoss
 from ..losses._logrank import parse_gain, resolve_sampler
 from ..metrics._ranking import check_relevance_threshold
 from ..metrics._scorer import get_ranking_scorer
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Float, StrOptions, _fit_context
 from ..utils._validation import keep_fitted_state_on_error
 from ._base import EXTREME, NeuralRanker
 from ._params import DEFAULTS, NETWORK, constraints, fill_parameters
@@ -259,7 +258,7 @@ class LogRankRanker(NeuralRanker):
     # shared with the other rankers (and only those)
     _parameter_constraints = {
         **LogRankLoss._parameter_constraints,
-        "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "alpha": [StrOptions({"auto"}), Float(0, None, closed="left")],
         **constraints(NETWORK, "max_iter", "tol", "n_init", "n_jobs", "random_state",
                       "verbose", "warm_start"),
     }

@@ -31,14 +31,13 @@ that ranker).
 import inspect
 import re
 import textwrap
-from numbers import Real
 from typing import NamedTuple
 
 from .._core._activations import ACTIVATIONS
 from .._core._fit import COMBINE
 from .._core._solvers import SOLVERS
 from ..metrics._scorer import RankingScorer
-from ..utils._sklearn_compat import MAX_LENGTH, Integer, Interval, StrOptions
+from ..utils._sklearn_compat import MAX_LENGTH, Float, Integer, StrOptions
 
 #: The width of one hidden layer: ``hidden_layer_sizes`` as an int, or each
 #: of its entries (also of BoltzRank's ``pairwise_hidden_layer_sizes``).
@@ -80,12 +79,12 @@ SOLVER = {
         queries; ``"lbfgs"`` minimises the full objective with
         :func:`scipy.optimize.minimize` (one iteration = one L-BFGS step).
         """),
-    "alpha": _parameter("float", 1e-4, [Interval(Real, 0, None, closed="left")], r"""
+    "alpha": _parameter("float", 1e-4, [Float(0, None, closed="left")], r"""
         Strength of the L2 penalty :math:`\frac{\alpha}{2}\|W\|^2` on the
         weights (not the hidden biases), added to the mean loss per query.
         """),
     "learning_rate_init": _parameter(
-        "float", 1e-2, [Interval(Real, 0, None, closed="neither")], """
+        "float", 1e-2, [Float(0, None, closed="neither")], """
         Step size of ``"adam"`` and ``"sgd"``.
         """),
     "batch_size": _parameter("int", 8, [Integer(1, None, closed="left")], """
@@ -96,19 +95,19 @@ SOLVER = {
         Maximum number of epochs (``"adam"``, ``"sgd"``) or L-BFGS
         iterations.
         """),
-    "tol": _parameter("float", 1e-4, [Interval(Real, 0, None, closed="left")], """
+    "tol": _parameter("float", 1e-4, [Float(0, None, closed="left")], """
         Minimum improvement of the monitored quantity (``scoring`` on the
         validation queries with early stopping, otherwise the training
         objective) that resets the patience counter; also the gradient
         tolerance of ``"lbfgs"``.
         """),
     "learning_rate_decay": _parameter(
-        "float", 1.0, [Interval(Real, 0, 1, closed="right")], """
+        "float", 1.0, [Float(0, 1, closed="right")], """
         Factor by which the step size is multiplied after an epoch in which
         ``scoring`` on the training queries did not improve; 1.0 keeps it
         constant. Unused by ``"lbfgs"``.
         """),
-    "momentum": _parameter("float", 0.9, [Interval(Real, 0, 1, closed="both")], """
+    "momentum": _parameter("float", 0.9, [Float(0, 1, closed="both")], """
         Momentum of ``solver="sgd"``.
         """),
 }
@@ -123,7 +122,7 @@ EARLY_STOPPING = {
         when to stop instead.
         """),
     "validation_fraction": _parameter(
-        "float", 0.2, [Interval(Real, 0, 1, closed="neither")], """
+        "float", 0.2, [Float(0, 1, closed="neither")], """
         Fraction of the queries held out for early stopping (at least one
         query, and at least one query left for training).
         """),

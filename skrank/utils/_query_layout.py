@@ -7,13 +7,14 @@ queries live in :mod:`skrank.utils._query_blocks`, the ranking of rows inside
 their queries in :mod:`skrank.metrics._query_ranking`.
 """
 
-import numbers
 import sys
 import warnings
 from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
+
+from ._validation import is_integer
 
 __all__ = ["QueryLayout", "as_layout", "check_qid", "default_qid", "stable_argsort_codes"]
 
@@ -68,6 +69,7 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         kind = str if arr.dtype.kind == "U" else bytes
         mixed = [v for v in values if not isinstance(v, kind)]
         if mixed:
+            _raise_if_missing(values, name)
             raise TypeError(
                 f"{name} must hold integers or strings of one kind; got a mix, with "
                 f"{mixed[0]!r} of type {type(mixed[0]).__name__} beside "
@@ -90,27 +92,24 @@ def check_qid(qid, n_samples=None, *, name="qid"):
         # numpy turns a list of Python ints beyond int64 ([2**64 - 1, 1]) into
         # floats: check the values as given
         values = np.asarray(qid, dtype=object)
-        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-               for v in values):
+        if all(is_integer(v) for v in values):
             arr = values
     kind = arr.dtype.kind
     if kind == "O":
         first = arr[0]
         if all(isinstance(v, str) for v in arr):
             arr = arr.astype(str)
-        elif all(
-            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
-        ):
+        elif all(is_integer(v) for v in arr):
             arr = _integer_ids(arr, name)
         else:
+            _raise_if_missing(arr, name)
             raise TypeError(
                 f"{name} must hold integers or strings of one kind; got an "
                 f"object array with values such as {first!r} of type "
                 f"{type(first).__name__}."
             )
     elif kind == "f":
-        if np.isnan(arr).any():
-            raise ValueError(f"{name} contains NaN; every row needs a query id.")
+        _raise_if_missing(arr, name)
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             bad = arr[(~np.isfinite(arr)) | (arr != np.round(arr))][0]
             raise ValueError(
@@ -136,6 +135,42 @@ def check_qid(qid, n_samples=None, *, name="qid"):
             f"{name} must hold integer or string ids, got dtype {arr.dtype}."
         )
     return arr
+
+
+def _missing_name(value):
+    """The spelling of a missing query id ("None", "NaN", "pd.NA", "pd.NaT"), or None."""
+    if value is None:
+        return "None"
+    if isinstance(value, (float, np.floating)):
+        return "NaN" if np.isnan(value) else None
+    # no pandas missing value can exist unless pandas was imported
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and value is pandas.NA:
+        return "pd.NA"
+    if pandas is not None and value is pandas.NaT:
+        return "pd.NaT"
+    return None
+
+
+def _raise_if_missing(values, name):
+    """Raise a ValueError naming the first row whose id is missing, if one is.
+
+    A missing id (None or NaN in an object array, pandas' NA in a ``string``
+    or nullable column) is the problem to report, not the mix of types or
+    the float among integers it makes.
+    """
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+    else:
+        missing = np.array([_missing_name(v) is not None for v in values], dtype=bool)
+    if not missing.any():
+        return
+    row = int(np.argmax(missing))
+    what = "NaN" if values.dtype.kind == "f" else _missing_name(values[row])
+    raise ValueError(
+        f"{name} contains {what} at row {row}: a missing query id ({int(missing.sum())} "
+        f"of {len(values)} rows); every row needs a query id."
+    )
 
 
 def _integer_ids(values, name):
@@ -170,9 +205,7 @@ def _check_sizes(sizes):
         )
     if arr.shape[0] == 0:
         raise ValueError("sizes is empty: a layout needs at least one query.")
-    if arr.dtype.kind == "O" and all(
-        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr
-    ):
+    if arr.dtype.kind == "O" and all(is_integer(v) for v in arr):
         try:  # Python integers, e.g. from a pandas object column
             arr = arr.astype(np.int64)
         except OverflowError:  # beyond 64 bits: too large, or negative, anyway
@@ -205,7 +238,7 @@ def _check_sizes(sizes):
 def _first_non_integer(arr):
     """The first entry of ``arr`` that is not an integer, as a Python object."""
     for value in arr.ravel():
-        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        if not is_integer(value):
             return value.item() if isinstance(value, np.generic) else value
     return arr.ravel()[0]  # pragma: no cover - only called on non-integer arrays
 
@@ -718,7 +751,7 @@ class QueryLayout:
         # checked here: numpy fails on an empty range with its own words,
         # and slices a range past the queries short without a word
         for name, value in (("lo", lo), ("hi", hi)):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            if not is_integer(value):
                 raise TypeError(f"{name} must be an integer query number; got {value!r}.")
         if not 0 <= lo < hi <= self.n_queries:
             raise ValueError(

@@ -5,7 +5,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["check_n_jobs", "check_numeric", "keep_fitted_state_on_error", "query_weights"]
+__all__ = [
+    "check_feature_dtypes",
+    "check_n_jobs",
+    "check_numeric",
+    "is_integer",
+    "is_real",
+    "keep_fitted_state_on_error",
+    "query_weights",
+]
 
 #: What ``validate_data(..., reset=True)`` writes before a fit has succeeded.
 _RESET_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
@@ -89,6 +97,105 @@ def check_numeric(values, name):
     )
 
 
+def _is_time(dtype):
+    """Whether a column or array dtype holds dates, times or durations."""
+    return getattr(dtype, "kind", None) in ("M", "m") or str(dtype).startswith("period")
+
+
+def check_feature_dtypes(X, name="X"):
+    """Refuse features that are dates, times or durations, naming the columns.
+
+    numpy cannot put a datetime64 or timedelta64 column beside numbers in
+    one float array: a DataFrame with one failed inside scikit-learn's
+    ``check_array`` with numpy's ``DTypePromotionError``, which names
+    neither ``X`` nor the column, and a datetime64 array was silently cast
+    to a count of days or nanoseconds. A date is no feature until the user
+    says which number it stands for. The one check for every entry point
+    that takes ``X``: the estimators' ``validate_data``, the grouped
+    cross-validation and search, permutation importance.
+
+    Parameters
+    ----------
+    X : object
+        The features: a DataFrame (each column's dtype is read), an array,
+        or anything else (left to the caller's own checks).
+    name : str, default="X"
+        The parameter's name, for the message.
+
+    Raises
+    ------
+    TypeError
+        If a column of a DataFrame, or the array, has a datetime (time zone
+        or not), timedelta or period dtype.
+    """
+    columns, dtypes = getattr(X, "columns", None), getattr(X, "dtypes", None)
+    if columns is not None and dtypes is not None and np.ndim(dtypes) == 1:
+        bad = [(column, dtype) for column, dtype in zip(columns, dtypes) if _is_time(dtype)]
+        if not bad:
+            return
+        if len(bad) == 1:
+            got = f"its column {bad[0][0]!r} has dtype {bad[0][1]}"
+        else:
+            listed = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:5])
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            got = f"its columns {listed}{more} have date, time or duration dtypes"
+        column = f"{name}[{bad[0][0]!r}]"
+        how = (f"e.g. {column}.dt.dayofweek or {column}.dt.year for a date, "
+               f"{column}.dt.total_seconds() for a duration")
+    elif _is_time(getattr(X, "dtype", None)):
+        got = f"it is an array of dtype {X.dtype}"
+        how = "e.g. the days since a reference date"
+    else:
+        return
+    raise TypeError(
+        f"{name} must hold numbers, but {got}. Dates, times and durations are not "
+        f"features until turned into the numbers they stand for: convert them ({how}) "
+        "or drop them."
+    )
+
+
+def is_integer(value):
+    """Whether ``value`` is an integer scalar: a Python or numpy int, not a bool or a timedelta.
+
+    ``bool`` subclasses ``int`` and numpy registers ``np.timedelta64`` as a
+    ``numbers.Integral`` (it subclasses ``np.signedinteger``), yet ``True``
+    is no count and a duration is no number: comparing one with a bound
+    raises numpy's ``UFuncTypeError``. The one test of "an integer" for every
+    integer argument of the package (:class:`~skrank.utils._sklearn_compat.Integer`
+    and the checks written by hand).
+
+    Parameters
+    ----------
+    value : object
+        The value to test.
+
+    Returns
+    -------
+    is_integer : bool
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64))
+
+
+def is_real(value):
+    """Whether ``value`` is a real scalar (an int or a float), not a bool or a timedelta.
+
+    As :func:`is_integer`, for the float arguments: ``numbers.Real`` holds
+    ``True`` and ``np.timedelta64`` too.
+
+    Parameters
+    ----------
+    value : object
+        The value to test.
+
+    Returns
+    -------
+    is_real : bool
+    """
+    return isinstance(value, numbers.Real) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64))
+
+
 def shortened_repr(value, limit=40):
     """``repr(value)`` for a message, its middle cut out past ``limit`` characters.
 
@@ -147,7 +254,7 @@ def check_n_jobs(n_jobs, n_tasks):
     """
     if n_jobs is None:
         return None
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+    if not is_integer(n_jobs):
         raise TypeError(
             f"n_jobs must be None or a nonzero int (not a bool): the number of "
             f"joblib workers, or -1 for all CPUs; got n_jobs={n_jobs!r}."
