@@ -403,8 +403,8 @@ def test_huge_layer_widths_are_refused(cls, name, message, value, data):
         _fast(cls, **{name: sizes}).fit(X, y, qid=qid)
 
 
-#: Widths an array could hold but no machine's memory: the weights of one
-#: layer on make_ranking's 10 features take some 80 TB.
+#: Widths (and runs) an array could hold but no machine's memory: the
+#: weights of one layer on make_ranking's 10 features take some 80 TB.
 _TOO_WIDE = 10**12
 
 
@@ -420,7 +420,8 @@ _TOO_WIDE = 10**12
     (BoltzRankRanker, {"pairwise_hidden_layer_sizes": (_TOO_WIDE,), "n_init": 2},
      r"hidden_layer_sizes=\(5,\) and pairwise_hidden_layer_sizes=\(1000000000000,\) make",
      "hidden_layer_sizes or pairwise_hidden_layer_sizes or n_init"),
-], ids=["ListNet", "ListNet-int", "SoftRank", "LogRank", "BoltzRank-pairwise"])
+    (ListNetRanker, {"n_init": _TOO_WIDE}, r"hidden_layer_sizes=\(\) makes", "n_init"),
+], ids=["ListNet", "ListNet-int", "SoftRank", "LogRank", "BoltzRank-pairwise", "n_init"])
 def test_layer_widths_beyond_any_memory_are_refused_naming_them(cls, params, shown, lower,
                                                                data):
     """Was numpy's MemoryError about a boolean array (or, below a few TB, the OOM killer)."""

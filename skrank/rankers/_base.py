@@ -1037,8 +1037,17 @@ class NeuralRanker(BaseRanker):
             f"parameters on {network.n_features} features, whose fit needs at least "
             f"{format_bytes(n_bytes)} ({starts} and a gradient, and the hidden "
             f"activations of a query of {largest_query} rows)",
-            f"lower {' or '.join([*given, 'n_init'] if n_init > 1 else given)}",
+            f"lower {' or '.join(self._network_culprits(given, n_init))}",
         )
+
+    @staticmethod
+    def _network_culprits(given, n_init):
+        """The parameters of ``given`` (and ``n_init`` above 1) that make the network larger."""
+        culprits = [name for name, value in given.items()
+                    if value is not None and sum(layer_sizes(value))]
+        if n_init > 1:
+            culprits.append("n_init")
+        return culprits or list(given)
 
     def _check_warm_network(self, network):
         linear = isinstance(network, LinearNetwork)
