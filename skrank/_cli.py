@@ -22,7 +22,8 @@ Errors follow two conventions:
 * an error in the files or the data (missing, a folder, unreadable,
   truncated or corrupt, not a model saved by ``fit``, labels the metrics
   reject, an incomplete LETOR fold, an output that cannot be written, data a
-  ranker cannot fit or score, a fit or prediction that runs out of memory)
+  ranker cannot fit or score, a file, fit or prediction that runs out of
+  memory or would: a dense ``X`` or a network refused before it is made)
   is :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
   <message>``, naming the file (and the ranker), and exit status 1;
 * a usage error, an option value that is invalid whatever the files hold
@@ -213,13 +214,32 @@ def _check_output(path, inputs=()):
             )
 
 
+#: The loaders' advice in their messages, and the command line's for the same.
+_CLI_TERMS = {
+    # a file with a feature index 0
+    "pass zero_based=True.": "pass --zero-based.",
+    # a dense X too large for the memory: the command line has no sparse X
+    ("pass dense=False for a sparse X, which holds only the values written, or "
+     "n_features=<the data set's width> to have a feature beyond it refused."):
+        "the command line reads X dense, as wide as the largest feature index: fix "
+        "that line if its index is a mistake.",
+    # a chunk of a streamed file too large for the memory
+    ("pass n_features=<the data set's width>, beyond which a feature is an error "
+     "naming its line, or a smaller chunk_rows."):
+        "pass --n-features N (the data set's width), beyond which a feature is an "
+        "error naming its line, or a smaller --chunk-rows.",
+}
+
+
 def _in_cli_terms(message):
-    """A loader's ``message`` with its advice in the command line's terms.
+    """A loader's ``message`` with its advice in the command line's terms (:data:`_CLI_TERMS`).
 
     The loader says to "pass zero_based=True." of a file with a feature
     index 0; here that is the option ``--zero-based``.
     """
-    return message.replace("pass zero_based=True.", "pass --zero-based.")
+    for said, meant in _CLI_TERMS.items():
+        message = message.replace(said, meant)
+    return message
 
 
 def _load(path, *, n_features=None, zero_based=False, verbose=False):
@@ -238,6 +258,8 @@ def _load(path, *, n_features=None, zero_based=False, verbose=False):
         raise CommandError(_in_cli_terms(str(exc))) from None
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
+    except MemoryError as exc:  # a dense X too large, refused before it is made
+        raise _out_of_memory(f"read {path}", exc, "use a smaller file") from None
     _log(f"loaded {X.shape[0]} rows, {np.unique(qid).size} queries, {X.shape[1]} features "
          f"from {path} in {time.perf_counter() - start:.1f} s")
     return X, y, qid
@@ -257,8 +279,13 @@ def _describe(exc):
 
 
 def _out_of_memory(what, exc, advice):
-    """:class:`CommandError` for a MemoryError while doing ``what``, with ``advice``."""
-    return CommandError(out_of_memory_text(what, exc, advice))
+    """:class:`CommandError` for a MemoryError while doing ``what``, with ``advice``.
+
+    A refusal of skrank's says what to do itself, in the library's terms
+    (:func:`_in_cli_terms`); ``advice`` is for numpy's, which does not
+    (:func:`~skrank._compare.out_of_memory_text`).
+    """
+    return CommandError(_in_cli_terms(out_of_memory_text(what, exc, advice)))
 
 
 def _check_labels(y, qid, *, convention, where):
@@ -420,6 +447,8 @@ def _first_chunk_width(path, chunk_rows, zero_based):
         raise CommandError(_in_cli_terms(str(exc))) from None
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
+    except MemoryError as exc:  # a first chunk too large, refused before it is made
+        raise _out_of_memory(f"read {path}", exc, "lower --chunk-rows") from None
     except StopIteration:
         raise CommandError(f"{path} holds no rows") from None
     return X.shape[1]

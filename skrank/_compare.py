@@ -21,6 +21,7 @@ from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .model_selection._common import check_layout, query_splits
 from .rankers._registry import RANKERS
+from .utils._memory import NotEnoughMemoryError
 from .utils._routing import fit_qid_params, predict_scores
 from .utils._validation import check_n_jobs
 
@@ -146,8 +147,11 @@ def out_of_memory_text(what, exc, advice):
 
     numpy's ``_ArrayMemoryError`` says what it could not allocate ("Unable to
     allocate 37.3 GiB for an array with shape ..."); a bare MemoryError says
-    nothing.
+    nothing. A refusal of skrank's (:class:`~skrank.utils._memory.NotEnoughMemoryError`)
+    says what would not fit and what to do: ``advice`` is not added to it.
     """
+    if isinstance(exc, NotEnoughMemoryError):
+        return f"not enough memory to {what}: {exc}"
     reason = f": {exc}" if str(exc) else ""
     return f"not enough memory to {what}{reason}; {advice}"
 
@@ -405,6 +409,9 @@ def _load_fold(fold_dir, *, convention="letor", zero_based=False):
         data = load_letor_fold(fold_dir.parent, fold_dir.name, zero_based=zero_based)
     except (ValueError, OSError) as exc:  # the loader's messages name the file
         raise DataError(f"cannot read the LETOR fold {fold_dir}: {exc}") from None
+    except MemoryError as exc:  # a dense X too large, refused before it is made
+        raise DataError(out_of_memory_text(f"read the LETOR fold {fold_dir}", exc,
+                                           "use smaller files")) from None
     y_train = data.train[1]
     if not np.isfinite(y_train).all():
         raise DataError(

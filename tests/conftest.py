@@ -137,3 +137,18 @@ def metadata_routing():
         return sklearn.config_context(enable_metadata_routing=enabled)
 
     return context
+
+
+@pytest.fixture
+def memory_available(monkeypatch):
+    """``memory_available(n_bytes)``: the memory skrank sees as available, for the test.
+
+    What :func:`skrank.utils._memory.check_memory` compares an allocation
+    with, so that a refusal is tested with small arrays (None: unknown).
+    Nothing large is ever allocated to test it.
+    """
+
+    def set_to(n_bytes):
+        monkeypatch.setattr("skrank.utils._memory.available_memory", lambda: n_bytes)
+
+    return set_to

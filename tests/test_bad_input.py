@@ -417,6 +417,60 @@ def test_huge_layer_widths_are_refused(cls, name, message, value, data):
         _fast(cls, **{name: sizes}).fit(X, y, qid=qid)
 
 
+#: Widths (and runs) an array could hold but no machine's memory: the
+#: weights of one layer on make_ranking's 10 features take some 80 TB.
+_TOO_WIDE = 10**12
+
+
+@pytest.mark.parametrize("cls, params, shown, lower", [
+    (ListNetRanker, {"hidden_layer_sizes": (_TOO_WIDE,)},
+     r"hidden_layer_sizes=\(1000000000000,\) makes", "hidden_layer_sizes"),
+    (ListNetRanker, {"hidden_layer_sizes": _TOO_WIDE},
+     r"hidden_layer_sizes=1000000000000 makes", "hidden_layer_sizes"),
+    (SoftRankRanker, {"hidden_layer_sizes": (4, _TOO_WIDE)},
+     r"hidden_layer_sizes=\(4, 1000000000000\) makes", "hidden_layer_sizes"),
+    (LogRankRanker, {"hidden_layer_sizes": (_TOO_WIDE,)},
+     r"hidden_layer_sizes=\(1000000000000,\) makes", "hidden_layer_sizes"),
+    (BoltzRankRanker, {"pairwise_hidden_layer_sizes": (_TOO_WIDE,), "n_init": 2},
+     r"hidden_layer_sizes=\(5,\) and pairwise_hidden_layer_sizes=\(1000000000000,\) make",
+     "hidden_layer_sizes or pairwise_hidden_layer_sizes or n_init"),
+    (ListNetRanker, {"n_init": _TOO_WIDE}, r"hidden_layer_sizes=\(\) makes", "n_init"),
+], ids=["ListNet", "ListNet-int", "SoftRank", "LogRank", "BoltzRank-pairwise", "n_init"])
+def test_layer_widths_beyond_any_memory_are_refused_naming_them(cls, params, shown, lower,
+                                                               data):
+    """Was numpy's MemoryError about a boolean array (or, below a few TB, the OOM killer)."""
+    X, y, qid = data
+    with pytest.raises(MemoryError, match=rf"^{shown} a network of \d+ parameters on 10 "
+                                          r"features, whose fit needs at least [\d.]+ [TP]iB "
+                                          r"\(.* starting points? and a gradient, and the hidden "
+                                          r"activations of a query of 5 rows\), more than the "
+                                          rf".* of memory available now; lower {lower}\.$"):
+        _fast(cls, **params).fit(X, y, qid=qid)
+
+
+def test_partial_fit_refuses_a_network_beyond_the_memory_available(data, memory_available):
+    X, y, qid = data
+    ranker = _fast(ListNetRanker, hidden_layer_sizes=(1000,), n_init=3)
+    # 12,000 parameters: a start and a gradient, 192,000 bytes, and 2 x 5 x 1000 x 8 bytes of
+    # activations of a query
+    memory_available(271_999)
+    with pytest.raises(MemoryError, match=r"^hidden_layer_sizes=\(1000,\) makes a network of "
+                                          r"12000 parameters on 10 features, whose fit needs "
+                                          r"at least 265\.6 KiB \(1 starting point and a "
+                                          r"gradient, and the hidden activations of a query of "
+                                          r"5 rows\), more than the 265\.6 KiB of memory "
+                                          r"available now; lower hidden_layer_sizes\.$"):
+        ranker.partial_fit(X, y, qid=qid)
+    assert not hasattr(ranker, "coefs_")
+    with pytest.raises(MemoryError, match=r"fit needs at least 453\.1 KiB \(n_init=3 starting "
+                                          r"points and a gradient, .* lower hidden_layer_sizes "
+                                          r"or n_init\.$"):
+        ranker.fit(X, y, qid=qid)
+    memory_available(272_000)
+    ranker.partial_fit(X, y, qid=qid)
+    assert ranker.coefs_[0].shape == (10, 1000)
+
+
 #: The integer parameters that count what a fit holds in memory: a count
 #: beyond the largest numpy array length is refused. Every other integer
 #: parameter is a limit (a cut-off, a batch, iterations, patience, workers),

@@ -7,6 +7,7 @@ argparse's usage error, exit status 2. Only bugs show a traceback.
 """
 
 import gzip
+import io
 import os
 import pickle
 import re
@@ -733,6 +734,47 @@ def test_compare_out_of_memory_is_one_line(layout, train_file, tmp_path, monkeyp
     where = data.resolve() if layout == "fold" else data  # a fold folder is resolved
     assert message == (f"not enough memory to run {what} on {where}: Unable to allocate 1 TiB; "
                        "use a smaller file or fewer --n-jobs")
+
+
+#: A file whose line 2 has feature 3000: a dense X of 2 x 3000 x 8 = 48,000 bytes.
+_WIDE = "0 qid:1 1:0.5\n1 qid:1 2:0.1 3000:0.5\n"
+_WIDE_REFUSED = ("Line 2 of {path!r} has the feature index 3000, the largest, which makes a "
+                 "dense X of 2 rows x 3000 columns of float64, 46.9 KiB, more than the 39.1 KiB "
+                 "of memory available now; ")
+
+
+@pytest.mark.parametrize("command", ["fit", "fit --stream", "evaluate", "compare"])
+def test_a_file_too_wide_for_the_memory_is_one_line(command, tmp_path, memory_available,
+                                                   capsys, monkeypatch):
+    """A dense X beyond the memory was the OOM killer's, then the loader's traceback."""
+    path = tmp_path / "wide.txt"
+    path.write_text(_WIDE)
+    memory_available(40_000)
+    argv = {
+        "fit": ["fit", path, "--ranker", "ListNet", "--out", tmp_path / "m.joblib"],
+        "fit --stream": ["fit", path, "--ranker", "ListNet", "--stream", "--out",
+                         tmp_path / "m.joblib"],
+        "evaluate": ["evaluate", path, "-"],
+        "compare": ["compare", _write_fold(tmp_path / "data" / "Fold1"), "--rankers", "Ridge"],
+    }[command]
+    if command == "evaluate":
+        monkeypatch.setattr("sys.stdin", io.StringIO("1\n2\n"))
+    if command == "compare":
+        path = tmp_path / "data" / "Fold1" / "train.txt"
+        path.write_text(_WIDE)
+    message = _fails(argv, capsys)
+    refused = _WIDE_REFUSED.format(path=str(path))
+    if command == "fit --stream":
+        assert message == (
+            "not enough memory to fit ListNet(random_state=0): " + refused + "pass "
+            "--n-features N (the data set's width), beyond which a feature is an error naming "
+            "its line, or a smaller --chunk-rows.")
+        return
+    what = (f"read the LETOR fold {path.parent.resolve()}" if command == "compare"
+            else f"read {path}")
+    assert message == (
+        f"not enough memory to {what}: " + refused + "the command line reads X dense, as wide "
+        "as the largest feature index: fix that line if its index is a mistake.")
 
 
 def test_a_memory_error_in_a_worker_keeps_its_type():

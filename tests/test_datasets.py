@@ -840,6 +840,30 @@ def test_generator_out_of_memory_names_the_sizes(make, monkeypatch):
         make(n_queries=3, n_docs=4, n_features=2)
 
 
+@pytest.mark.parametrize("make", [make_ranking, make_web_ranking])
+def test_generator_beyond_the_memory_available_is_refused(make, memory_available):
+    """The kernel promised X and killed the process at its first write: refused first."""
+    memory_available(5_000)  # 120 rows of 2 features take 120 x (16 + 56) = 8,640 bytes
+    with pytest.raises(MemoryError, match=(
+            rf"^{make.__name__}\(n_queries=30, n_docs=4, n_features=2\) needs about 8\.4 KiB "
+            r"for 120 rows of 2 features, more than the 4\.9 KiB of memory available now; "
+            r"lower these sizes\.$")):
+        make(n_queries=30, n_docs=4, n_features=2)
+    # the fewest rows fit; the query sizes drawn do not
+    with pytest.raises(MemoryError, match=(
+            rf"^{make.__name__}\(n_queries=3, n_docs=\(1, 1000\), n_features=1\) needs about "
+            r"[\d.]+ KiB for \d+ rows of 1 feature, more than the 4\.9 KiB")):
+        make(n_queries=3, n_docs=(1, 1000), n_features=1, random_state=0)
+
+
+@pytest.mark.parametrize("make", [make_ranking, make_web_ranking])
+def test_generator_sizes_beyond_any_memory_are_refused_before_drawing(make):
+    with pytest.raises(MemoryError, match=(
+            rf"^{make.__name__}\(n_queries=1000000000000, n_docs=2, n_features=1\) needs about "
+            r"116\.4 TiB for 2000000000000 rows of 1 feature, more than the ")):
+        make(n_queries=10**12, n_docs=2, n_features=1)
+
+
 # --------------------------------------------------------------------------
 # load_letor: dtype, engines, blocks; iter_letor_chunks
 # --------------------------------------------------------------------------

@@ -648,11 +648,43 @@ def test_issue27_failed_allocation_names_n_rankings(monkeypatch, make, target):
     assert "Unable to allocate" in str(info.value.__cause__)
 
 
-def test_issue27_failed_allocation_names_n_draws(monkeypatch):
+def test_issue27_failed_allocation_names_n_draws(monkeypatch, memory_available):
     """Issue 27: query_uniforms(layout, 0, 10**12) gave numpy's MemoryError (faked here)."""
+    memory_available(None)  # unknown: the allocation is tried, and fails
     monkeypatch.setattr("skrank.losses._base._mix", _fail_to_allocate)
     with pytest.raises(MemoryError, match=r"^n_draws=1000000000000 needs about 59604\.6 GiB "
                                           r"for 8 rows times n_draws 64-bit draws; lower "
+                                          r"n_draws\.$"):
+        query_uniforms(QueryLayout(np.zeros(8, dtype=int)), 0, 10**12)
+
+
+@pytest.mark.parametrize("make", [lambda n: BoltzRankLoss(n),
+                                  lambda n: LogRankLoss(n_rankings=n, sampler="walk")])
+def test_rank_samples_beyond_the_memory_available_are_refused(memory_available, make):
+    """The kernel promised them and killed the process at their first write: refused first."""
+    y, qid = [0, 1] * 4, [0] * 8
+    memory_available(1_000_000)  # the samples take 16 or 25 bytes a ranking, 1.5 MiB or more
+    with pytest.raises(MemoryError, match=r"^n_rankings=100000 needs about [12]\.\d MiB for the "
+                                          r"rank samples of 8 rows in 1 query \(\d+ bytes per "
+                                          r"ranking\), more than the 976\.6 KiB of memory "
+                                          r"available now; lower n_rankings\.$"):
+        make(100_000).prepare(y, qid, random_state=0)
+    # the samples fit, not the 64-bit draws behind them: n_rankings is still named
+    memory_available(3_000_000)
+    with pytest.raises(MemoryError, match=r"^n_rankings=100000 \(n_draws=\d+ of its draws\) "
+                                          r"needs about [\d.]+ MiB for \d+ (rows|queries) times "
+                                          r"n_draws 64-bit draws, more than the 2\.9 MiB of "
+                                          r"memory available now; lower n_rankings\.$"):
+        make(100_000).prepare(y, qid, random_state=0)
+    memory_available(None)  # unknown: nothing is refused
+    make(100_000).prepare(y, qid, random_state=0)
+
+
+def test_draws_beyond_any_memory_are_refused_before_allocating():
+    """1e12 draws of 8 rows take 64 TB: more than any machine has, refused at once."""
+    with pytest.raises(MemoryError, match=r"^n_draws=1000000000000 needs about 59604\.6 GiB "
+                                          r"for 8 rows times n_draws 64-bit draws, more than "
+                                          r"the [\d.]+ [KMGT]iB of memory available now; lower "
                                           r"n_draws\.$"):
         query_uniforms(QueryLayout(np.zeros(8, dtype=int)), 0, 10**12)
 

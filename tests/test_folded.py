@@ -147,6 +147,21 @@ def test_chunked_folding_equals_one_chunk_bit_for_bit(problem, sparse):
         assert_allclose(whole[q * 21:(q + 1) * 21], expected, rtol=1e-13, atol=1e-13)
 
 
+def test_folding_beyond_the_memory_available_names_n_rankings(problem, memory_available):
+    """phi may be a few times the samples' size, which the loss checked: it is checked too."""
+    X, y, _, rows, layout = problem
+    state = LogRankLoss(n_rankings=21).prepare(y[rows], layout, random_state=0)
+    coef, queries = state.per_row["coef"], np.arange(layout.n_queries)
+    memory_available(27 * 21 * 6 * 8 - 1)  # phi is 27 queries x 21 rankings x 6 features
+    with pytest.raises(MemoryError, match=r"^n_rankings=21 needs about 26\.6 KiB for the 21 rank "
+                                          r"samples of each of 27 queries folded with the 6 "
+                                          r"features of X, more than the 26\.6 KiB of memory "
+                                          r"available now; lower n_rankings\.$"):
+        fold(coef, layout, X, rows, queries)
+    memory_available(27 * 21 * 6 * 8)
+    assert fold(coef, layout, X, rows, queries).shape == (27 * 21, 6)
+
+
 def test_float32_X_gives_float32_phi_and_a_float64_gradient(loss, problem):
     unfolded, _ = _objectives(loss, problem)
     _, folded = _objectives(loss, problem, X=problem[0].astype(np.float32))

@@ -252,6 +252,21 @@ def test_n_repeats_must_be_a_positive_integer(data, ridge, n_repeats, error):
         permutation_importance(ridge, X, y, qid=qid, n_repeats=n_repeats)
 
 
+def test_n_repeats_beyond_the_memory_available_is_refused_before_any_repeat(data, ridge,
+                                                                           memory_available):
+    """10**12 repeats were started: their scores would have outgrown the memory, hours later."""
+    X, y, qid = data
+    with pytest.raises(MemoryError, match=r"^n_repeats=1000000000000 needs about 109\.1 TiB for "
+                                          r"the scores of 5 features times 1 scorer times "
+                                          r"n_repeats repeats, more than the .* of memory "
+                                          r"available now; lower n_repeats\.$"):
+        permutation_importance(ridge, X, y, qid=qid, n_repeats=10**12)
+    memory_available(3 * 8 * 5 * 2 * 4 - 1)  # two scorers, 4 repeats
+    with pytest.raises(MemoryError, match=r"^n_repeats=4 needs about 960 bytes for the scores of "
+                                          r"5 features times 2 scorers times n_repeats repeats"):
+        permutation_importance(ridge, X, y, qid=qid, n_repeats=4, scoring=["ndcg", "map"])
+
+
 def test_lengths_are_checked(data, ridge):
     X, y, qid = data
     with pytest.raises(ValueError, match="qid must have one entry per row"):

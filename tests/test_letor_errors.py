@@ -477,3 +477,179 @@ def test_nul_in_fold_root_names_the_root(tmp_path):
     # not "Fold 1 ... is incomplete": no file name holds a NUL
     with pytest.raises(ValueError, match=r"root must not contain a NUL character; got '.*a\\x00b'"):
         load_letor_fold(str(tmp_path / "a\x00b"), 1)
+
+
+# --------------------------------------------------------------------------
+# A dense X larger than the memory available is refused before it is made
+# --------------------------------------------------------------------------
+# A tiny file whose line 1 has feature 1000000000: a dense X of 2 rows x 10**9
+# columns, 14.9 GiB, which the kernel promised and killed the process for at
+# its first write. Checked for real in a subprocess under ulimit -v (4 GB);
+# the other tests set the memory available (memory_available) and use small
+# widths, so that nothing large is ever allocated.
+_HUGE_INDEX = b"1 qid:1 1000000000:0.5\n0 qid:1 1:0.5\n"
+
+_UNDER_ULIMIT = r'''
+import sys
+import skrank
+from skrank.stream import query_chunks
+
+path = sys.argv[1]
+for engine in ("numpy", "pandas", "sklearn"):
+    try:
+        skrank.load_letor(path, engine=engine)
+    except MemoryError as exc:
+        print(type(exc).__name__, exc)
+    try:
+        list(skrank.iter_letor_chunks(path, engine=engine))
+    except MemoryError as exc:
+        print(type(exc).__name__, exc)
+try:
+    list(query_chunks(path))
+except MemoryError as exc:
+    print(type(exc).__name__, exc)
+X, y, qid = skrank.load_letor(path, dense=False)
+print("sparse", type(X).__name__, X.shape, X.nnz)
+try:  # a line beyond n_features is an error, without a dense X as wide as it
+    skrank.load_letor(path, n_features=46)
+except ValueError as exc:
+    print("ValueError", exc)
+try:
+    list(skrank.iter_letor_chunks(path, n_features=5))
+except ValueError as exc:
+    print("ValueError", exc)
+'''
+
+
+def test_huge_feature_index_is_refused_under_a_memory_limit(tmp_path):
+    """The 2-line file: refused at once by every reader, with 4 GB of address space."""
+    import subprocess
+    import sys
+
+    if sys.platform != "linux":
+        pytest.skip("ulimit -v is Linux's")
+    path = _write_bytes(tmp_path / "huge.txt", _HUGE_INDEX)
+    script = _write_bytes(tmp_path / "read.py", _UNDER_ULIMIT.encode())
+    run = subprocess.run(
+        ["bash", "-c", f'ulimit -v 4000000; exec "{sys.executable}" "{script}" "{path}"'],
+        capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    shown = re.escape(repr(str(path)))
+    refused = (rf"^NotEnoughMemoryError Line 1 of {shown} has the feature index 1000000000, "
+               r"the largest, which makes a dense X of 2 rows x 1000000000 columns of "
+               r"float64, 14\.9 GiB, more than the [\d.]+ [KMG]iB of memory available now; "
+               r"pass ")
+    assert len(lines) == 10
+    for line in lines[:6]:  # load_letor then iter_letor_chunks, each engine
+        assert re.match(refused, line), line
+    assert "dense=False" in lines[0] and "chunk_rows" in lines[1]
+    assert re.match(refused, lines[6])  # skrank.stream reads the file with iter_letor_chunks
+    assert lines[7] == "sparse csr_matrix (2, 1000000000) 2"
+    assert lines[8].startswith(f"ValueError n_features was set to 46, but {str(path)!r} has "
+                               "1000000000 features")
+    assert lines[9].startswith(f"ValueError Line 1 of {str(path)!r} has a feature in column "
+                               "1000000000, beyond the 5 columns of the chunks")
+
+
+@pytest.mark.parametrize("engine", ["numpy", "pandas", "sklearn"])
+@pytest.mark.parametrize("text, line, index", [
+    (b"1 qid:1 3000:0.5\n0 qid:1 3000:0.25\n", 1, 3000),  # regular lines: the fast path
+    (b"0 qid:1 1:0.5\n1 qid:1 2:0.1 3000:0.5\n", 2, 3000),  # the careful path
+])
+def test_dense_x_beyond_the_memory_available_names_the_line(tmp_path, memory_available,
+                                                            installed, engine, text, line,
+                                                            index):
+    if engine == "pandas":
+        installed("pandas", "fast")
+    path = _write_bytes(tmp_path / "wide.txt", text)
+    memory_available(40_000)  # X takes 2 x 3000 x 8 = 48,000 bytes
+    pattern = (rf"^Line {line} of {re.escape(repr(str(path)))} has the feature index "
+               rf"{index}, the largest, which makes a dense X of 2 rows x 3000 columns of "
+               r"float64, 46\.9 KiB, more than the 39\.1 KiB of memory available now; pass "
+               r"dense=False for a sparse X, which holds only the values written, or "
+               r"n_features=<the data set's width> to have a feature beyond it refused\.$")
+    with pytest.raises(MemoryError, match=pattern):
+        load_letor(path, engine=engine)
+    X, _, _ = load_letor(path, engine=engine, dense=False)  # the way out
+    assert X.shape == (2, 3000) and X.nnz == text.count(b":") - 2
+    memory_available(48_000)  # just fits
+    X, _, _ = load_letor(path, engine=engine)
+    assert X.shape == (2, 3000) and X[:, 2999].max() == 0.5
+
+
+def test_zero_based_index_is_named_as_written(tmp_path, memory_available):
+    path = _write_bytes(tmp_path / "wide.txt", b"0 qid:1 0:0.5\n1 qid:1 2999:0.5\n")
+    memory_available(40_000)
+    with pytest.raises(MemoryError, match=r"^Line 2 of .* has the feature index 2999, the "
+                                          r"largest, which makes a dense X of 2 rows x 3000 "):
+        load_letor(path, zero_based=True)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "sklearn"])
+def test_n_features_beyond_the_memory_available_names_it(tmp_path, memory_available, engine):
+    path = _write_bytes(tmp_path / "a.txt", b"1 qid:1 1:0.5\n0 qid:1 2:0.1\n")
+    memory_available(20_000)
+    with pytest.raises(MemoryError, match=rf"^n_features=3000 makes the dense X of "
+                                          rf"{re.escape(repr(str(path)))} 2 rows x 3000 "
+                                          r"columns of float32, 23\.4 KiB, more than the "):
+        load_letor(path, n_features=3000, dtype=np.float32, engine=engine)
+    with pytest.raises(MemoryError, match=r"^n_features=5000 makes the dense X of .* 2 rows x "
+                                          r"5000 columns of float64, 78\.1 KiB"):
+        load_letor(path, n_features=5000, engine=engine)
+
+
+def test_growing_x_of_a_compressed_file_is_checked(tmp_path, memory_available, monkeypatch):
+    """A compressed file's X grows block by block: each growth must fit."""
+    import skrank.datasets._letor as letor
+
+    monkeypatch.setattr(letor, "_BLOCK_SIZE", 256)
+    lines = "".join(f"{i % 3} qid:{i // 4} 1:0.5 2:0.25 3:0.125\n" for i in range(400))
+    path = _write_bytes(tmp_path / "rows.txt.gz", gzip.compress(lines.encode()))
+    # the first block's rows fit; X grows by a quarter, and once it holds some
+    # 100 rows, the next quarter (held ones are no longer available) does not
+    memory_available(500)
+    with pytest.raises(MemoryError, match=r"^Line 1 of .*rows\.txt\.gz' has the feature index "
+                                          r"3, the largest, which makes a dense X of \d+ rows "
+                                          r"x 3 columns of float64"):
+        load_letor(path)
+    memory_available(None)  # unknown: nothing is refused
+    assert load_letor(path)[0].shape == (400, 3)
+
+
+def test_fold_widened_to_its_largest_index_is_checked(tmp_path, memory_available):
+    """A file narrower than its fold is widened: the file and line of the index are named."""
+    _write_bytes(tmp_path / "Fold1" / "train.txt", b"1 qid:1 1000:0.5\n")
+    _write_bytes(tmp_path / "Fold1" / "vali.txt", b"1 qid:2 1:0.5\n" * 3)
+    _write_bytes(tmp_path / "Fold1" / "test.txt", b"1 qid:3 1:0.5\n")
+    memory_available(10_000)  # train's 1 x 1000 fits, vali's 3 x 1000 does not
+    train = re.escape(repr(str(tmp_path / "Fold1" / "train.txt")))
+    vali = re.escape(repr(str(tmp_path / "Fold1" / "vali.txt")))
+    with pytest.raises(MemoryError, match=rf"^Line 1 of {train} has the feature index 1000, "
+                                          rf"the largest, which makes the dense X of {vali} 3 "
+                                          r"rows x 1000 columns of float64, 23\.4 KiB"):
+        load_letor_fold(tmp_path, 1)
+    data = load_letor_fold(tmp_path, 1, dense=False)
+    assert data.vali[0].shape == (3, 1000)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "sklearn"])
+def test_chunk_beyond_the_memory_available_names_the_line(tmp_path, memory_available, engine):
+    from skrank.datasets import iter_letor_chunks
+
+    path = _write_bytes(tmp_path / "wide.txt",
+                        b"1 qid:1 1:0.5\n0 qid:1 1:0.5\n1 qid:2 2:0.5 3000:0.5\n")
+    memory_available(60_000)  # the chunk of 3 rows x 3000 takes 72,000 bytes
+    pattern = (rf"^Line 3 of {re.escape(repr(str(path)))} has the feature index 3000, the "
+               r"largest, which makes a dense X of 3 rows x 3000 columns of float64, 70\.3 "
+               r"KiB, more than the 58\.6 KiB of memory available now; pass "
+               r"n_features=<the data set's width>, beyond which a feature is an error "
+               r"naming its line, or a smaller chunk_rows\.$")
+    with pytest.raises(MemoryError, match=pattern):
+        list(iter_letor_chunks(path, engine=engine))
+    # two rows a chunk fit, and fix the width at 1; the third line is beyond it
+    with pytest.raises(ValueError, match=r"^Line 3 of .* has a feature in column 3000, beyond "
+                                         r"the 1 columns of the chunks"):
+        list(iter_letor_chunks(path, engine=engine, chunk_rows=2))
+    with pytest.raises(MemoryError, match=r"^n_features=3000 makes the dense X of .* 3 rows"):
+        list(iter_letor_chunks(path, engine=engine, n_features=3000))

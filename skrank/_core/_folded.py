@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._memory import check_memory, format_bytes
 from ._fit import Objective
 from ._mlp import LinearNetwork
 from ._solvers import check_finite
@@ -116,6 +117,12 @@ def fold(coef, layout, X, rows, queries, *, max_cells=None):
     k = coef.shape[1]
     n_features = X.shape[1]
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    # k is the sampling loss's n_rankings (BoltzRank's, LogRank's): phi can
+    # be a few times the samples' own size, which the loss checked
+    n_bytes = len(queries) * k * n_features * dtype.itemsize
+    check_memory(n_bytes, f"n_rankings={k} needs about {format_bytes(n_bytes)} for the "
+                 f"{k} rank samples of each of {len(queries)} queries folded with the "
+                 f"{n_features} features of X", "lower n_rankings")
     phi = np.empty((len(queries) * k, n_features), dtype=dtype)
     width = max(max_cells // (n_features + k), 1)  # rows gathered at once
     ends = np.cumsum(layout.sizes[queries])

@@ -142,11 +142,9 @@ class MLPNetwork:
                 slices.append((slice(start, stop), (shape[1],)))
                 start = stop
         self._slices = slices
+        # nothing is allocated here: a ranker checks n_params against the
+        # memory available before the parameters are drawn
         self.n_params = start
-        self._weight_mask = np.zeros(start, dtype=bool)
-        for sl, shape in slices:
-            if len(shape) == 2:
-                self._weight_mask[sl] = True
 
     # ------------------------------------------------------------------
     # Flat parameter vector
@@ -233,7 +231,10 @@ class MLPNetwork:
 
     def penalty(self, params, alpha):
         """L2 penalty ``alpha / 2 * ||W||^2`` on the weights (not biases) and its gradient."""
-        w = np.where(self._weight_mask, params, 0.0)
+        w = params.copy()
+        for sl, shape in self._slices:
+            if len(shape) == 1:  # a bias
+                w[sl] = 0.0
         return 0.5 * alpha * float(w @ w), alpha * w
 
     # ------------------------------------------------------------------

@@ -30,7 +30,8 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
-from ..utils._sklearn_compat import Integer, StrOptions, validate_params
+from ..utils._memory import NotEnoughMemoryError, check_memory, format_bytes
+from ..utils._sklearn_compat import MAX_LENGTH, Integer, StrOptions, validate_params
 from ._dense_text import parse_dense_block
 from ._samples import _check_float_dtype
 
@@ -663,6 +664,45 @@ def _positive_zeros(X):
     np.add(X, 0.0, out=X)
 
 
+def _check_dense_fits(path, shape, dtype, widest, *, advice, held=0):
+    """Refuse a dense ``X`` of ``shape`` that does not fit in the memory available.
+
+    ``widest`` is ``(file, line, index)``, the line of a file (``path``, or
+    another file of a fold) whose feature index ``index`` (as written) sets
+    the width, ``("n_features", value)`` when the caller's ``n_features``
+    does, or None when nothing does (no line has a feature: one column, for
+    rows whose labels are held already; not checked). ``held``: bytes of
+    the ``X`` being grown, already written and so no longer available; the
+    growth is what must fit. The kernel promises a large array without a MemoryError and
+    kills the process when it is written (see :mod:`skrank.utils._memory`),
+    so this comes before the array is allocated. A size no array can hold
+    is left to numpy's ValueError, which the loaders report naming
+    ``n_features``. ``advice`` is the caller's way out.
+    """
+    rows, columns = shape
+    n_bytes = rows * columns * np.dtype(dtype).itemsize
+    if widest is None or n_bytes > MAX_LENGTH:
+        return
+    size = (f"{rows} rows x {columns} columns of {np.dtype(dtype).name}, "
+            f"{format_bytes(n_bytes)}")
+    if widest[0] == "n_features":
+        what = f"n_features={widest[1]} makes the dense X of {os.fspath(path)!r} {size}"
+    else:
+        where, line, index = widest
+        made = ("a dense X of" if os.fspath(where) == os.fspath(path)
+                else f"the dense X of {os.fspath(path)!r}")
+        what = (f"Line {line} of {os.fspath(where)!r} has the feature index {index}, the "
+                f"largest, which makes {made} {size}")
+    check_memory(n_bytes - held, what, advice)
+
+
+#: The way out of :func:`_check_dense_fits` for :func:`load_letor`.
+_DENSE_ADVICE = (
+    "pass dense=False for a sparse X, which holds only the values written, or "
+    "n_features=<the data set's width> to have a feature beyond it refused"
+)
+
+
 class _Rows:
     """The rows of a file, read block by block into one ``X`` of ``dtype``.
 
@@ -670,29 +710,49 @@ class _Rows:
     file's size and that block's, and grows by a quarter at a time when the
     estimate falls short (a compressed file's: ``ndarray.resize``, a
     ``realloc`` that moves pages rather than copying them); it is widened (a
-    copy) when a block needs more columns. :meth:`result` trims it and
-    returns what the loaders return.
+    copy) when a block needs more columns. Each allocation is first checked
+    against the memory available (:func:`_check_dense_fits`, naming
+    ``widest``, what sets the width). :meth:`result` trims it and returns
+    what the loaders return.
     """
 
     def __init__(self, path, dtype, return_docids):
+        self.path = path
         self.total = None if os.path.splitext(path)[1] in _COMPRESSED else os.path.getsize(path)
         self.dtype, self.X, self.n = dtype, None, 0
         self.labels, self.qids, self.docids = [], [], [] if return_docids else None
         self.found = (0, None, 0, None)
+        self.widest = None
 
-    def block(self, n, width, n_bytes):
-        """The ``n`` rows of ``X`` for the next block (of ``n_bytes``), at least ``width`` wide."""
+    def _check(self, shape, held=0):
+        _check_dense_fits(self.path, shape, self.dtype, self.widest, advice=_DENSE_ADVICE,
+                          held=held)
+
+    def block(self, n, width, n_bytes, widest):
+        """The ``n`` rows of ``X`` for the next block (of ``n_bytes``), at least ``width`` wide.
+
+        ``widest``: what sets ``width`` (see :func:`_check_dense_fits`),
+        kept when it widens ``X``.
+        """
         X = self.X
+        if X is None or width > X.shape[1]:
+            self.widest = widest
         if X is None:
-            capacity = n if self.total is None else int(n * self.total / n_bytes * 1.02) + 1
-            X = self.X = np.empty((max(capacity, n), width), dtype=self.dtype)
+            whole = self.total is None or n_bytes >= self.total
+            capacity = n if whole else int(n * self.total / n_bytes * 1.02) + 1
+            self._check((capacity, width))
+            X = self.X = np.empty((capacity, width), dtype=self.dtype)
         elif width > X.shape[1]:  # a later row needs more columns than the rows before
+            # the old X is held while the new one is filled: the new one must fit
+            self._check((X.shape[0], width))
             wider = np.empty((X.shape[0], width), dtype=self.dtype)
             wider[: self.n, : X.shape[1]] = X[: self.n]
             wider[: self.n, X.shape[1] :] = 0
             X = self.X = wider
         if self.n + n > X.shape[0]:
-            X.resize((max(self.n + n, X.shape[0] * 5 // 4), X.shape[1]), refcheck=False)
+            shape = (max(self.n + n, X.shape[0] * 5 // 4), X.shape[1])
+            self._check(shape, held=X.nbytes)
+            X.resize(shape, refcheck=False)
         return X[self.n : self.n + n]
 
     def add(self, y, qid, found, docids=None):
@@ -723,9 +783,12 @@ def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser,
     not regular dense lines or the file raises anything: then every message
     is that of the careful parser, with its file and line.
 
-    Returns ``(out, n_needed, found)``: ``out`` the list ``[X, y, qid]`` (and
-    docids), ``n_needed`` the columns the file needs, ``found`` the
-    non-finite counts of :func:`_non_finite`.
+    Returns ``(out, n_needed, found, widest)``: ``out`` the list ``[X, y,
+    qid]`` (and docids), ``n_needed`` the columns the file needs, ``found``
+    the non-finite counts of :func:`_non_finite`, ``widest`` the ``(path,
+    line, index)`` of the largest feature index (as :func:`_check_dense_fits`
+    takes it; ``("n_features", n_features)`` when ``n_features`` set the
+    width of ``X``, None for a file without features).
     """
     rows = _Rows(path, dtype, return_docids)
     layout = None
@@ -740,10 +803,15 @@ def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser,
             width = offset + d if n_features is None else n_features
             if offset < 0 or offset + d > width:
                 return None
+            # every line lists the same features: the first has the largest index
+            widest = ((path, first_line, first_index + d - 1) if n_features is None
+                      else ("n_features", n_features))
         elif (first_index, d) != layout:
             return None
         try:
-            part = rows.block(n, width, len(text))
+            part = rows.block(n, width, len(text), widest)
+        except NotEnoughMemoryError:  # the careful path would refuse the same X
+            raise
         except (ValueError, MemoryError):  # the careful path names n_features
             return None
         with np.errstate(over="ignore"):  # a double beyond float32 is inf, as a cast makes it
@@ -762,14 +830,15 @@ def _load_regular(path, *, n_features, dtype, zero_based, return_docids, parser,
         rows.add(y, qid, found, docids)
         progress.update(n, len(text))
     out = rows.result()
-    return None if out is None else (out, offset + d, rows.found)
+    return None if out is None else (out, offset + d, rows.found, rows.widest)
 
 
-def _load_careful(path, *, dtype, return_docids, zero_based, progress):
+def _load_careful(path, *, dtype, return_docids, zero_based, progress, dense):
     """Load ``path`` with scikit-learn's parser and every check; ``_load_regular``'s returns.
 
     The whole text is held: a bad line is found by bisection over it, and
-    the messages count lines over the whole file.
+    the messages count lines over the whole file. ``widest`` is found only
+    for a ``dense`` ``X``: it costs a search of the text.
     """
     text = _read_text(path)
     try:
@@ -792,7 +861,11 @@ def _load_careful(path, *, dtype, return_docids, zero_based, progress):
     progress.update(X.shape[0], len(text), final=True)
     # Columns the file needs: its largest column index plus one.
     n_needed = int(X.indices.max()) + 1 if X.nnz else 0
-    return out, n_needed, found
+    widest = None
+    if dense and X.nnz:
+        row = int(np.searchsorted(X.indptr, np.argmax(X.indices), side="right")) - 1
+        widest = (path, _line_number(text, row), n_needed - int(zero_based))
+    return out, n_needed, found, widest
 
 
 def _load_careful_blocks(path, *, n_features, dtype, return_docids, zero_based, progress):
@@ -801,9 +874,10 @@ def _load_careful_blocks(path, *, n_features, dtype, return_docids, zero_based, 
     The careful parser's checks and messages (lines counted from the start
     of the file), in the memory of ``X`` plus one block (:class:`_Rows`):
     ``n_features`` columns wide if given, else as wide as the rows read
-    need, widened when a later row needs more. Returns what
-    :func:`_load_regular` returns, or None for a file without data lines
-    (which :func:`_load_careful` reads as before).
+    need, widened when a later row needs more. A block's rows stay sparse
+    until they are written into ``X``. Returns what :func:`_load_regular`
+    returns, or None for a file without data lines (which
+    :func:`_load_careful` reads as before).
     """
     rows = _Rows(path, dtype, return_docids)
     n_needed = 0
@@ -814,15 +888,24 @@ def _load_careful_blocks(path, *, n_features, dtype, return_docids, zero_based, 
         progress.update(n, len(text))
         if not n:
             continue
-        part = rows.block(n, max(d, n_features or 0), len(text))
-        part[:, :d] = values
-        part[:, d:] = 0
+        if n_features is None:
+            row = int(np.argmax(needed))
+            part = rows.block(n, d, len(text),
+                              (path, int(lines[row]), int(needed[row]) - int(zero_based)))
+        else:
+            # features beyond n_features are an error once the file is read
+            # (_load_files names the largest); X is never made wider for them
+            part = rows.block(n, n_features, len(text), ("n_features", n_features))
+            if d > n_features:
+                values = values[:, :n_features]
+        values.resize(part.shape)  # in place; no entry is dropped
+        values.toarray(out=part)  # zeros the rest of the rows, as a dense copy would
         del part  # a view of X, which the next block may move
         found = _non_finite(values, y, lambda row: int(lines[row]))
         n_needed = max(n_needed, int(needed.max()))
         rows.add(y, qid, found, _read_docids(text, path, first_line) if return_docids else None)
     out = rows.result()
-    return None if out is None else (out, n_needed, rows.found)
+    return None if out is None else (out, n_needed, rows.found, rows.widest)
 
 
 def _load_files(
@@ -845,8 +928,7 @@ def _load_files(
         _check_no_nul(path, "path")
     dtype = _check_float_dtype(dtype)
     parser = _block_parser(engine) if dense else None
-    results = []
-    needed = []
+    results, needed, widests = [], [], []
     for path in paths:
         loaded = None
         if parser is not None:
@@ -882,17 +964,22 @@ def _load_files(
             progress = _Progress(name, path, None, verbose)
             loaded = _load_careful(
                 path, dtype=dtype, return_docids=return_docids,
-                zero_based=zero_based, progress=progress,
+                zero_based=zero_based, progress=progress, dense=dense,
             )
-        out, n_needed, found = loaded
+        out, n_needed, found, widest = loaded
         # Last, so that a file the checks above reject does not warn first;
         # the warning points at the caller of load_letor(_fold).
         _warn_non_finite(path, found, stacklevel=4)
         results.append(out)
         needed.append(n_needed)
+        widests.append(widest)
 
     if n_features is None:
         n_features = max(max(needed), 1)
+        # the width of a dense X made here: the file of the largest index
+        widest = widests[int(np.argmax(needed))]
+    else:
+        widest = ("n_features", n_features)
     for path, n_needed in zip(paths, needed):
         if n_needed > n_features:
             largest = n_needed if not zero_based else n_needed - 1
@@ -903,7 +990,10 @@ def _load_files(
             )
     for path, out in zip(paths, results):
         X = out[0]
-        if not sp.issparse(X):  # read by the fast parser, as wide as its file needs
+        if dense and (sp.issparse(X) or X.shape[1] != n_features):  # a dense X made here
+            _check_dense_fits(path, (X.shape[0], n_features), X.dtype, widest,
+                              advice=_DENSE_ADVICE)
+        if not sp.issparse(X):  # read block by block, as wide as its file needs
             if X.shape[1] != n_features:
                 out[0] = np.zeros((X.shape[0], n_features), dtype=X.dtype)
                 out[0][:, : X.shape[1]] = X
@@ -1032,6 +1122,12 @@ def load_letor(
         Every message names the file and, for a bad line, its line number.
 
         If ``path`` holds a NUL character (which no file name can).
+    MemoryError
+        If a dense ``X`` would not fit in the memory available, before it is
+        allocated: the message names the largest feature index with its
+        file and line (or ``n_features`` when it sets the width), the size
+        of ``X`` and the way out, ``dense=False`` or ``n_features`` (see
+        Notes).
     FileNotFoundError
         If ``path`` does not exist.
 
@@ -1089,6 +1185,21 @@ def load_letor(
     of a file, whatever its engine, is raised by the careful parser reading
     the whole file, so that it names the file and the line.
 
+    A dense ``X`` is as wide as the largest feature index of the file (or
+    ``n_features``), whatever the indices below it: a file of two lines, one
+    of them ``1 qid:1 1000000000:0.5``, makes an ``X`` of two rows of 8 GB
+    each. Each time ``X`` is allocated, grown or widened, its size is first
+    compared with the memory available (``MemAvailable`` of
+    ``/proc/meminfo`` on Linux, the free pages of ``os.sysconf`` elsewhere,
+    and no more than a ``ulimit -v`` leaves to the process); an ``X`` that
+    does not fit raises a ``MemoryError`` naming the line of the largest
+    feature index, rather than an allocation the operating system would
+    promise and then end the process for once it is written. With
+    ``dense=False`` the file is a sparse matrix, whose memory follows the
+    values written; ``n_features``, the data set's width, turns a stray
+    large index into an error naming the file. Where the available memory
+    cannot be read, nothing is refused.
+
     There is no ``zero_based="auto"``, unlike
     :func:`sklearn.datasets.load_svmlight_file`: that heuristic decides per
     file, shifting every column of a file that has no ``0:`` feature. Two
@@ -1141,15 +1252,16 @@ def load_letor(
 def _careful_block(text, path, first_line, *, dtype, zero_based):
     """A block of text parsed by scikit-learn with every check, as a pending piece.
 
-    Returns ``(X, y, qid, lines, needed)``: ``X`` dense, as wide as the block
-    needs, ``lines`` the line number of each row and ``needed`` the columns
-    each row needs. Errors and messages are those of :func:`load_letor`,
-    their lines counted from the start of the file. A block without data
-    lines gives zero rows.
+    Returns ``(X, y, qid, lines, needed)``: ``X`` sparse CSR, as wide as
+    the block needs (a dense copy is the caller's, once it knows the width
+    fits in memory), ``lines`` the line number of each row and ``needed``
+    the columns each row needs. Errors and messages are those of
+    :func:`load_letor`, their lines counted from the start of the file. A
+    block without data lines gives zero rows.
     """
     if _DATA_LINE.search(text) is None:
         empty = np.zeros(0, dtype=np.int64)
-        return np.zeros((0, 0), dtype=dtype), np.zeros(0), empty, empty, empty
+        return sp.csr_matrix((0, 0), dtype=dtype), np.zeros(0), empty, empty, empty
     try:
         X, y = _parse(text, dtype)
     except _PARSE_ERRORS as exc:
@@ -1163,7 +1275,7 @@ def _careful_block(text, path, first_line, *, dtype, zero_based):
     needed[has_entries] = X.indices[X.indptr[1:][has_entries] - 1] + 1
     X.resize((X.shape[0], int(needed.max())))
     lines = _data_line_numbers(text, first_line, X.shape[0])
-    return X.toarray(), np.asarray(y, dtype=np.float64), qid, lines, needed
+    return X, np.asarray(y, dtype=np.float64), qid, lines, needed
 
 
 def _check_runs(qid, lines, path, finished, current):
@@ -1192,7 +1304,12 @@ def _check_runs(qid, lines, path, finished, current):
 
 
 class _Pending:
-    """Rows read but not yet yielded, as pieces ``(X, y, qid, lines, needed)``."""
+    """Rows read but not yet yielded, as pieces ``(X, y, qid, lines, needed)``.
+
+    A piece's ``X`` is dense (a regular block's, as wide as its lines) or
+    sparse CSR (a block of the careful parser): no piece holds columns of
+    zeros, whatever its largest feature index; only a chunk is dense.
+    """
 
     def __init__(self, path, dtype):
         self.path = path
@@ -1222,17 +1339,29 @@ class _Pending:
         return int(fitting[-1]) if fitting.size else int(bounds[0])
 
     def width(self, n_rows):
-        """Columns the first ``n_rows`` rows need, at least 1."""
-        width, done = 1, 0
-        for _, y, _, _, needed in self.pieces:
+        """Columns the first ``n_rows`` rows need (at least 1), and the line that needs the most.
+
+        The line is None when no row has a feature.
+        """
+        width, line, done = 1, None, 0
+        for _, y, _, lines, needed in self.pieces:
             n = min(n_rows - done, y.size)
             if n:
-                width = max(width, int(needed[:n].max()))
+                row = int(np.argmax(needed[:n]))
+                if needed[row] > width:
+                    width, line = int(needed[row]), int(lines[row])
             done += n
-        return width
+        return width, line
 
-    def take(self, n_rows, width):
-        """The first ``n_rows`` rows as one chunk ``(X, y, qid)`` of ``width`` columns."""
+    def take(self, n_rows, width, widest):
+        """The first ``n_rows`` rows as one chunk ``(X, y, qid)`` of ``width`` columns.
+
+        ``widest``: what sets ``width``, as :func:`_check_dense_fits` takes
+        it, which refuses a chunk that does not fit in memory.
+        """
+        _check_dense_fits(self.path, (n_rows, width), self.dtype, widest, advice=(
+            "pass n_features=<the data set's width>, beyond which a feature is an "
+            "error naming its line, or a smaller chunk_rows"))
         X = np.zeros((n_rows, width), dtype=self.dtype)
         ys, qids = [], []
         done = 0
@@ -1248,8 +1377,13 @@ class _Pending:
                     "n_features=None the width of the first chunk). Pass "
                     "n_features, the width of the data set."
                 )
-            columns = min(width, piece_X.shape[1])
-            X[done : done + n, :columns] = piece_X[:n, :columns]
+            if sp.issparse(piece_X):
+                rows = piece_X[:n]  # its entries are within width (checked above)
+                rows.resize((n, width))
+                rows.toarray(out=X[done : done + n])
+            else:
+                columns = min(width, piece_X.shape[1])
+                X[done : done + n, :columns] = piece_X[:n, :columns]
             ys.append(piece_y[:n])
             qids.append(piece_qid[:n])
             if n == piece_y.size:
@@ -1261,6 +1395,18 @@ class _Pending:
         return X, np.concatenate(ys), np.concatenate(qids)
 
 
+def _chunk_width(pending, n_rows, width, widest, zero_based):
+    """``(width, widest)`` of the chunks: as given, or fixed by the first ``n_rows`` rows.
+
+    ``widest`` as :func:`_check_dense_fits` takes it: ``n_features``, or
+    the line of the first chunk with the largest feature index.
+    """
+    if width is not None:
+        return width, widest
+    width, line = pending.width(n_rows)
+    return width, (None if line is None else (pending.path, line, width - int(zero_based)))
+
+
 def _iter_chunks(path, *, chunk_rows, n_features, dtype, zero_based, engine):
     """The generator of :func:`iter_letor_chunks`, its arguments checked."""
     parser = _block_parser(engine)
@@ -1270,17 +1416,19 @@ def _iter_chunks(path, *, chunk_rows, n_features, dtype, zero_based, engine):
         blocks = _parsed_blocks(path, parser, _n_threads())
     finished, current = {}, None
     width = n_features
+    widest = None if n_features is None else ("n_features", n_features)
     pending = _Pending(path, dtype)
     for text, first_line, parsed in blocks:
         if parsed is not None:
             values, y, qid, first_index = parsed
             offset = first_index if zero_based else first_index - 1
-        if parsed is None or offset < 0:
+        if parsed is None or offset != 0:
+            # lines that start past the first column are read as sparse rows
+            # by the careful parser, never padded with columns of zeros
             piece = _careful_block(text, path, first_line, dtype=dtype, zero_based=zero_based)
         else:
-            X = np.zeros((y.size, offset + values.shape[1]), dtype=dtype)
             with np.errstate(over="ignore"):  # beyond float32: inf, as a cast
-                X[:, offset:] = values
+                X = values.astype(dtype)
             _positive_zeros(X)
             lines = np.arange(first_line, first_line + y.size)
             piece = (X, y, qid, lines, np.full(y.size, X.shape[1]))
@@ -1291,11 +1439,11 @@ def _iter_chunks(path, *, chunk_rows, n_features, dtype, zero_based, engine):
         current = _check_runs(qid, lines, path, finished, current)
         pending.add(piece)
         while n_rows := pending.ready(chunk_rows, final=False):
-            width = width or pending.width(n_rows)
-            yield pending.take(n_rows, width)
+            width, widest = _chunk_width(pending, n_rows, width, widest, zero_based)
+            yield pending.take(n_rows, width, widest)
     while n_rows := pending.ready(chunk_rows, final=True):
-        width = width or pending.width(n_rows)
-        yield pending.take(n_rows, width)
+        width, widest = _chunk_width(pending, n_rows, width, widest, zero_based)
+        yield pending.take(n_rows, width, widest)
     if current is None:
         raise ValueError(f"The file {os.fspath(path)!r} has no data lines.")
 
@@ -1374,6 +1522,11 @@ def iter_letor_chunks(
         ``0:`` with ``zero_based=False``, a corrupt compressed file, a file
         without data lines): every message names the file and the line,
         counted from the start of the file.
+    MemoryError
+        If a chunk's dense ``X`` would not fit in the memory available,
+        before it is allocated: the message names the line of the largest
+        feature index of the first chunk (or ``n_features``), the size and
+        the way out, ``n_features`` or a smaller ``chunk_rows``.
     FileNotFoundError
         If ``path`` does not exist (raised by the call, before any chunk).
 
@@ -1394,7 +1547,11 @@ def iter_letor_chunks(
     to the end of a block) plus a buffer of a few blocks of about 4 MiB of
     text, whatever the size of the file; the qid of each finished query is
     kept to detect a query that comes back, which grows with the number of
-    queries, not of rows.
+    queries, not of rows. The rows read beyond a chunk hold only the values
+    written (a block of lines that do not all list the same features is kept
+    sparse); a chunk is as wide as its largest feature index, and is
+    compared with the memory available before it is allocated, as
+    :func:`load_letor` compares its ``X``.
 
     Concatenating the chunks gives the arrays :func:`load_letor` returns
     for the file, to the last bit, when their widths agree (``n_features``
@@ -1534,6 +1691,10 @@ def load_letor_fold(
         ``0:`` with ``zero_based=False``, a line scikit-learn's parser
         rejects, a corrupt ``.gz`` file, ...); the message names the file.
         If ``root`` holds a NUL character (which no folder name can).
+    MemoryError
+        If a dense ``X`` would not fit in the memory available, as in
+        :func:`load_letor`; the message names the file and line of the
+        largest feature index of the three files (or ``n_features``).
 
     Warns
     -----

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 from sklearn.utils import check_random_state
 
+from ..utils._memory import NotEnoughMemoryError, check_memory, format_bytes
 from ..utils._sklearn_compat import MAX_LENGTH, Float, Integer, StrOptions, validate_params
 from ..utils._validation import is_integer, shortened_repr
 
@@ -245,6 +246,12 @@ def make_ranking(
         Unit-norm weights of the linear part of the latent score. Only
         returned when ``return_coef=True``.
 
+    Raises
+    ------
+    MemoryError
+        If the rows the sizes make do not fit in the memory available, raised
+        before they are drawn; the message names the sizes and the bytes.
+
     See Also
     --------
     load_rank_sample : A small real ranking data set.
@@ -305,6 +312,7 @@ def make_ranking(
     rng = np.random.default_rng(seed)
 
     sizes_given = f"n_queries={n_queries}, n_docs={n_docs!r}, n_features={n_features}"
+    _check_fits("make_ranking", sizes_given, n_queries * low, n_features, 8)
     with _naming_sizes("make_ranking", sizes_given):
         if low == high:
             sizes = np.full(n_queries, low, dtype=np.int64)
@@ -312,6 +320,7 @@ def make_ranking(
             sizes = rng.integers(low, high, size=n_queries, endpoint=True)
         _check_cells(sizes.sum(dtype=np.float64), n_features,
                      f"n_queries={n_queries}, n_docs={n_docs!r}")
+        _check_fits("make_ranking", sizes_given, int(sizes.sum()), n_features, 8)
         qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
         n_samples = qid.shape[0]
 
@@ -330,6 +339,25 @@ def make_ranking(
 _WEB_LABEL_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
 
 
+#: Bytes a generator holds per row besides ``X``: ``qid``, ``y``, and the
+#: float64 score of the labels (three projections, the score, its noise).
+_ROW_BYTES = 7 * 8
+
+
+def _check_fits(function, sizes_given, n_rows, n_features, itemsize):
+    """Refuse sizes whose rows do not fit in the memory available, before drawing them.
+
+    The kernel would promise the arrays and kill the process once they are
+    written (see :mod:`skrank.utils._memory`). Called with the fewest rows
+    the sizes allow (``n_queries`` times the smallest ``n_docs``) before
+    the query sizes are drawn, then with the rows drawn.
+    """
+    n_bytes = n_rows * (n_features * itemsize + _ROW_BYTES)
+    check_memory(n_bytes, f"{function}({sizes_given}) needs about {format_bytes(n_bytes)} "
+                 f"for {n_rows} rows of {n_features} feature{'s' * (n_features != 1)}",
+                 "lower these sizes")
+
+
 @contextmanager
 def _naming_sizes(function, sizes_given):
     """Re-raise a MemoryError of the block naming the sizes that caused it.
@@ -338,6 +366,8 @@ def _naming_sizes(function, sizes_given):
     """
     try:
         yield
+    except NotEnoughMemoryError:  # refused before allocating, naming the sizes
+        raise
     except MemoryError as exc:
         raise MemoryError(
             f"{function}({sizes_given}) needs more memory than could be allocated "
@@ -476,6 +506,12 @@ def make_web_ranking(
     qid : ndarray of shape (n_samples,)
         Query index ``0 .. n_queries - 1`` of each row, int64.
 
+    Raises
+    ------
+    MemoryError
+        If the rows the sizes make do not fit in the memory available, raised
+        before they are drawn; the message names the sizes and the bytes.
+
     See Also
     --------
     make_ranking : Synthetic queries of a given size, linear or nonlinear score.
@@ -548,11 +584,14 @@ def make_web_ranking(
 
     _check_cells(n_queries * low, n_features, f"n_queries={n_queries}, n_docs={n_docs!r}")
     sizes_given = f"n_queries={n_queries}, n_docs={n_docs!r}, n_features={n_features}"
+    _check_fits("make_web_ranking", sizes_given, n_queries * low, n_features, dtype.itemsize)
     with _naming_sizes("make_web_ranking", sizes_given):
         sizes = rng.lognormal(n_docs_log_mean, n_docs_log_sigma, size=n_queries)
         sizes = np.clip(np.rint(sizes), low, high)
         _check_cells(sizes.sum(), n_features, f"n_queries={n_queries} of lognormal sizes")
         sizes = sizes.astype(np.int64)
+        _check_fits("make_web_ranking", sizes_given, int(sizes.sum()), n_features,
+                    dtype.itemsize)
         qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
 
         X = np.empty((qid.shape[0], n_features), dtype=dtype)

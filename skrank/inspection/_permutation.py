@@ -6,6 +6,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from ..metrics._scorer import RankingScorer
 from ..model_selection._common import check_n_jobs, check_ranking_scoring
+from ..utils._memory import check_memory, format_bytes
 from ..utils._query_layout import implicit_query
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
@@ -167,6 +168,10 @@ def permutation_importance(
         row of ``X``, ``n_repeats`` is below 1, ``n_jobs`` is 0,
         ``random_state`` cannot seed a ``RandomState``, or ``sample_weight``
         is given to a scorer that does not support it.
+    MemoryError
+        If the scores of ``n_repeats`` repeats would not fit in the memory
+        available, raised before any repeat; the message names
+        ``n_repeats``.
 
     See Also
     --------
@@ -256,6 +261,13 @@ def permutation_importance(
     if not multimetric:
         scorers = {None: scorers}
     _check_weighted_scorers(scorers, sample_weight)
+    # one score a repeat, feature and scorer, held three times at the end
+    # (each feature's, stacked, the importances): refused before hours of
+    # repeats rather than by the kernel once they are written
+    n_bytes = 3 * 8 * len(scorers) * X.shape[1] * n_repeats
+    check_memory(n_bytes, f"n_repeats={n_repeats!r} needs about {format_bytes(n_bytes)} for "
+                 f"the scores of {X.shape[1]} features times {len(scorers)} scorer"
+                 f"{'s' * (len(scorers) > 1)} times n_repeats repeats", "lower n_repeats")
 
     try:
         random_state = check_random_state(random_state)

@@ -11,11 +11,13 @@ scores.
 
 import hashlib
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..utils._memory import NotEnoughMemoryError, check_memory
 from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._sklearn_compat import MAX_LENGTH
 from ..utils._validation import check_numeric, is_integer, query_weights
@@ -552,8 +554,9 @@ def query_uniforms(layout, random_state, n_draws, *, per_query=False):
         If ``n_draws`` is not a positive integer, or if the draws (8 bytes
         each) would exceed the largest array numpy can hold.
     MemoryError
-        If the draws cannot be allocated; the message names ``n_draws`` and
-        the size.
+        If the draws would not fit in the memory available (raised before
+        they are allocated) or cannot be allocated; the message names
+        ``n_draws`` and the size.
     """
     layout = as_layout(layout)
     bits = query_bits(layout, random_state, n_draws, per_query=per_query)
@@ -590,6 +593,11 @@ def query_bits(layout, random_state, n_draws, *, per_query=False, draws_first=Fa
         return _mix(row[:, None] ^ draws[None, :])
 
 
+#: ``(name, value)`` of the outermost :func:`sized_by` block running, if any:
+#: the user's parameter (``n_rankings``) behind the draws of an inner one.
+_SIZING = ContextVar("skrank_sizing", default=None)
+
+
 @contextmanager
 def sized_by(name, value, bytes_per_unit, what):
     """Name the parameter ``name`` that sizes the arrays allocated in the block.
@@ -597,9 +605,13 @@ def sized_by(name, value, bytes_per_unit, what):
     The arrays take ``value * bytes_per_unit`` bytes (``value`` the
     parameter's, e.g. ``n_rankings``). More than an array can hold
     (:data:`MAX_LENGTH` bytes) is a ValueError before anything is
-    allocated; a MemoryError in the block is raised again with the
-    parameter's name and the size (numpy's allocator names no
-    parameter). Available memory is not guessed.
+    allocated, and more than the memory available a MemoryError
+    (:func:`~skrank.utils._memory.check_memory`: the kernel would promise
+    the arrays and kill the process once they are written); a MemoryError
+    in the block is raised again with the parameter's name and the size
+    (numpy's allocator names no parameter). Within another such block
+    (the draws of a loss's rank samples), a refusal names the outer
+    block's parameter too, and says to lower it: it is the user's.
 
     Parameters
     ----------
@@ -619,14 +631,25 @@ def sized_by(name, value, bytes_per_unit, what):
             f"{name} must be at most {largest}: {what} must fit in {MAX_LENGTH} bytes, "
             f"the most one array can hold; got {name}={value!r}."
         )
+    size = value * bytes_per_unit
+    amount = f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.1f} MiB"
+    outer = _SIZING.get()
+    shown, lower = f"{name}={value!r}", name
+    if outer is not None and outer[0] != name:
+        shown, lower = f"{outer[0]}={outer[1]!r} ({shown} of its draws)", outer[0]
+    check_memory(size, f"{shown} needs about {amount} for {what}", f"lower {lower}")
+    token = _SIZING.set((name, value)) if outer is None else None
     try:
         yield
+    except NotEnoughMemoryError:  # refused in the block, naming the parameter
+        raise
     except MemoryError as exc:
-        size = value * bytes_per_unit
-        amount = f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.1f} MiB"
         raise MemoryError(
             f"{name}={value!r} needs about {amount} for {what}; lower {name}."
         ) from exc
+    finally:
+        if token is not None:
+            _SIZING.reset(token)
 
 
 def _draws_text(n_rows, per_query):

@@ -59,8 +59,9 @@ class BoltzRankLoss(ListwiseLoss):
         resampled. The samples take ``n_rankings`` times (a small
         integer per row, and 8 bytes per query, 16 with
         ``objective="expected_gain"``): more than an array can hold is a
-        ValueError naming ``n_rankings`` at :meth:`prepare`, and a failed
-        allocation a MemoryError naming it.
+        ValueError naming ``n_rankings`` at :meth:`prepare`, and more than
+        the memory available (or a failed allocation) a MemoryError naming
+        it, before the samples are allocated.
     gain_weight : float, default=0.9
         :math:`\lambda` in the paper (eq. 15): weight of the expected gain
         against the cross entropy to the target distribution, in [0, 1].

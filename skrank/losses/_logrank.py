@@ -87,7 +87,9 @@ class LogRankLoss(ListwiseLoss):
         twice counts once). The walk's samples take ``n_rankings`` times
         (one or two small integers per row and 9 bytes per query): more
         than an array can hold is a ValueError naming ``n_rankings`` at
-        :meth:`prepare`, and a failed allocation a MemoryError naming it.
+        :meth:`prepare`, and more than the memory available (or a failed
+        allocation) a MemoryError naming it, before the samples are
+        allocated.
     walk_length : int, default=10
         States of each walk: its restart state and those after each of the
         next ``walk_length - 1`` accepted swap transitions, all in the

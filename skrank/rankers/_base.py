@@ -42,6 +42,7 @@ from .._core._solvers import LBFGS, SGD, Adam, DivergenceError, check_finite
 from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..metrics._scorer import get_ranking_scorer
+from ..utils._memory import check_memory, format_bytes
 from ..utils._sklearn_compat import _fit_context, validate_data
 from ..utils._query_layout import QueryLayout, check_qid, default_qid, implicit_query
 from ..utils._validation import (
@@ -170,7 +171,8 @@ class BaseRanker(BaseEstimator):
         rows = self._prepared_rows(loss, data, train, loss_seed,
                                    train_metric=solver.needs_train_metric,
                                    scorer=stopping.scorer)
-        network, starts = self._initial_network(data.X.shape[1], warm, restarts.n_init, rng)
+        network, starts = self._initial_network(data.X.shape[1], warm, restarts.n_init, rng,
+                                                data.layout.max_size)
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
         alpha = self._penalty_strength(rows.n_effective)
         objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
@@ -290,18 +292,21 @@ class BaseRanker(BaseEstimator):
             _has_signal(scorer, y_train, train_layout, "y")
         return PreparedRows(rows, y_train, state, n_effective)
 
-    def _initial_network(self, n_features, warm, n_init, rng):
+    def _initial_network(self, n_features, warm, n_init, rng, largest_query):
         """Stage 4: the network and the initial parameters of each run.
 
         With ``warm``, the fitted network (one run from its parameters);
         otherwise a new one from ``_make_network`` and ``n_init``
-        initialisations drawn from ``rng``.
+        initialisations drawn from ``rng``, once :meth:`_check_network_fits`
+        has found room for them (``largest_query``: rows of the largest
+        query of the data).
         """
         if warm:
             network, start = restore_network(vars(self))
             self._check_warm_network(network)
             return network, [start]
         network = self._make_network(n_features)
+        self._check_network_fits(network, n_init, largest_query)
         init_seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
         return network, [network.init_params(np.random.RandomState(s)) for s in init_seeds]
 
@@ -943,7 +948,8 @@ class NeuralRanker(BaseRanker):
         if first:
             rng = check_random_state(self.random_state)
             seed = first_draws(layout, None, rng)[0]
-            network, (params,) = self._initial_network(data.X.shape[1], False, 1, rng)
+            network, (params,) = self._initial_network(data.X.shape[1], False, 1, rng,
+                                                       layout.max_size)
             memory = solver.start(network.n_params)
             self._weight_scale = _mean_weight(data.weights)
             n_iter, loss_curve, t, n_queries = 0, [], 0, 0
@@ -1010,6 +1016,44 @@ class NeuralRanker(BaseRanker):
 
     def _make_network(self, n_features):
         return make_network(n_features, self._hidden_sizes(), self.activation)
+
+    def _network_parameters(self):
+        """The parameters that size the network, by name, as the user gave them."""
+        return {"hidden_layer_sizes": self.hidden_layer_sizes}
+
+    def _check_network_fits(self, network, n_init, largest_query):
+        """Refuse a network whose fit cannot fit in the memory available, naming its sizes.
+
+        The widths of the hidden layers come from the user, and an MLP's
+        parameters grow as ``n_features`` times the first one: the kernel
+        would promise their arrays and kill the process once they are
+        written. What is counted is a floor of the fit's memory, 8 bytes a
+        value: the ``n_init`` starting points and a gradient, and the
+        hidden activations (pre-activations and activations) of the
+        largest query. A larger fit may still run out of memory later.
+        """
+        given = self._network_parameters()
+        units = sum(sum(layer_sizes(value)) for value in given.values() if value is not None)
+        n_bytes = 8 * ((n_init + 1) * network.n_params + 2 * largest_query * units)
+        shown = " and ".join(f"{name}={value!r}" for name, value in given.items())
+        starts = "1 starting point" if n_init == 1 else f"n_init={n_init} starting points"
+        check_memory(
+            n_bytes,
+            f"{shown} make{'s' if len(given) == 1 else ''} a network of {network.n_params} "
+            f"parameters on {network.n_features} features, whose fit needs at least "
+            f"{format_bytes(n_bytes)} ({starts} and a gradient, and the hidden "
+            f"activations of a query of {largest_query} rows)",
+            f"lower {' or '.join(self._network_culprits(given, n_init))}",
+        )
+
+    @staticmethod
+    def _network_culprits(given, n_init):
+        """The parameters of ``given`` (and ``n_init`` above 1) that make the network larger."""
+        culprits = [name for name, value in given.items()
+                    if value is not None and sum(layer_sizes(value))]
+        if n_init > 1:
+            culprits.append("n_init")
+        return culprits or list(given)
 
     def _check_warm_network(self, network):
         linear = isinstance(network, LinearNetwork)

@@ -362,6 +362,12 @@ class BoltzRankRanker(NeuralRanker):
                             output_activation=self.output_activation,
                             pairwise_hidden_layer_sizes=pairwise)
 
+    def _network_parameters(self):
+        given = super()._network_parameters()
+        if self.pairwise_hidden_layer_sizes is not None:
+            given["pairwise_hidden_layer_sizes"] = self.pairwise_hidden_layer_sizes
+        return given
+
     def _check_warm_network(self, network):
         fitted_pairwise = isinstance(network, PairwiseNetwork)
         if fitted_pairwise != (self._pairwise_sizes() is not None):

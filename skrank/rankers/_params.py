@@ -63,7 +63,11 @@ NETWORK = {
         linear model :math:`f(x) = \langle w, x \rangle` (fitted ``coef_``);
         ``(h,)`` is a one-hidden-layer network (fitted ``coefs_`` and
         ``intercepts_``). The output layer has no bias: the loss is invariant
-        to shifting all scores of a query.
+        to shifting all scores of a query. A network whose fit cannot fit in
+        the memory available (its ``n_features`` times the first width of
+        weights, a copy per ``n_init`` run, and the hidden activations of a
+        query) raises a MemoryError naming ``hidden_layer_sizes`` at
+        ``fit``, before anything is allocated.
         """),
     "activation": _parameter(
         '{"tanh", "scaled_tanh", "relu", "logistic"}', "tanh",
