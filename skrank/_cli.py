@@ -17,12 +17,21 @@ The rankers' ``verbose`` lines, which the library prints to stdout as
 scikit-learn's estimators do, are sent to stderr while the command line fits
 or scores.
 
+The files read are regular files: a named pipe, a socket or a device
+(``/dev/null``) is refused before it is opened, since opening a pipe waits
+for a writer, forever if none comes, and a file may be read more than once
+(a LETOR file whose lines turn out irregular, ``fit --stream``'s at every
+epoch); ``evaluate`` reads piped scores from stdin (``-``). ``--out`` is
+written to a temporary file beside it, moved into place once complete, and
+is never a pipe or a device, which the move would replace.
+
 Errors follow two conventions:
 
-* an error in the files or the data (missing, a folder, unreadable,
-  truncated or corrupt, not a model saved by ``fit``, labels the metrics
-  reject, an incomplete LETOR fold, an output that cannot be written, data a
-  ranker cannot fit or score, a fit or prediction that runs out of memory)
+* an error in the files or the data (missing, a folder, a named pipe or a
+  device, unreadable, truncated or corrupt, not a model saved by ``fit``,
+  labels the metrics reject, an incomplete LETOR fold, an output that
+  cannot be written, data a ranker cannot fit or score, a fit or
+  prediction that runs out of memory)
   is :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
   <message>``, naming the file (and the ranker), and exit status 1;
 * a usage error, an option value that is invalid whatever the files hold
@@ -67,6 +76,7 @@ from ._compare import (
     run_letor,
 )
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
+from .datasets._letor import _file_kind
 from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
@@ -181,12 +191,29 @@ def _n_jobs(text):
 
 # ----------------------------------------------------------------------
 # Files
-def _check_file(path):
-    """Raise :class:`CommandError` unless ``path`` is an existing file (not a folder)."""
-    if path.is_dir():
+#: What a named pipe, a socket or a device given as a file is told.
+REGULAR_FILES_ONLY = f"{PROG} reads regular files only"
+
+
+def _check_file(path, advice=""):
+    """Raise :class:`CommandError` unless ``path`` is an existing regular file.
+
+    A named pipe, a socket or a device (``/dev/null``) is refused before it
+    is opened: opening a pipe waits for a writer, forever if none comes, and
+    the commands read a file more than once (a LETOR file whose lines turn
+    out irregular, the training file of ``fit --stream`` at every epoch).
+    ``advice`` ends that message.
+    """
+    try:
+        kind = _file_kind(path)
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL byte
+        raise CommandError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    if kind == "a folder":
         raise CommandError(f"{path} is a folder; expected a file")
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file")
+    if kind is not None:
+        raise CommandError(f"{path} is {kind}, not a regular file; {REGULAR_FILES_ONLY}{advice}")
 
 
 def _check_output(path, inputs=()):
@@ -196,6 +223,9 @@ def _check_output(path, inputs=()):
     folder that refuses writing is still found when the file is written.
     ``path`` must not be one of the command's ``inputs`` (the same file
     under any name): the output would replace what the command reads.
+    A named pipe, a socket or a device is refused: the file written beside
+    it would replace it, not write to it (a root user's ``--out /dev/null``
+    would replace the null device).
     """
     if path is None or str(path) == "-":
         return
@@ -204,6 +234,15 @@ def _check_output(path, inputs=()):
         raise CommandError(f"cannot write {path}: it is a folder; expected a file name")
     if not path.parent.is_dir():
         raise CommandError(f"cannot write {path}: no such folder {path.parent}")
+    try:
+        kind = _file_kind(path)
+    except (OSError, ValueError):  # nothing there yet: a new file
+        kind = None
+    if kind is not None:
+        raise CommandError(
+            f"cannot write {path}: it is {kind}, not a regular file; --out names a "
+            "file, replaced once it is completely written"
+        )
     for given in inputs:
         if given is not None and path.exists() and Path(given).exists() and os.path.samefile(
                 path, given):
@@ -272,8 +311,8 @@ def _check_labels(y, qid, *, convention, where):
 def _read_scores(path):
     """One float per non-blank line of ``path`` (``-``: stdin)."""
     name = "stdin" if path == "-" else str(path)
-    if path != "-" and Path(path).is_dir():
-        raise CommandError(f"{path} is a folder; expected a file")
+    if path != "-":
+        _check_file(Path(path), advice=": give '-' to read the scores from stdin")
     try:
         if path == "-":
             lines = sys.stdin.read().splitlines()
@@ -622,7 +661,7 @@ def _cmd_compare(args, parser):
         X, y, qid = load_rank_sample(subset="all")
         _log(f"LightGBM lambdarank sample: {X.shape[0]} rows, {np.unique(qid).size} queries")
         where = "the bundled sample"
-    elif path.is_file():
+    elif path.exists() and not path.is_dir():  # _load refuses what is no regular file
         X, y, qid = _load(path, zero_based=args.zero_based)
         where = str(path)
     elif path.is_dir():
@@ -675,7 +714,9 @@ def _build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Listwise learning to rank for scikit-learn.",
-        epilog=f"'{PROG} COMMAND --help' describes each command.",
+        epilog=(f"'{PROG} COMMAND --help' describes each command. Files are regular "
+                "files: a named pipe or a device is refused ('evaluate' reads piped scores "
+                "from stdin, '-'). Results go to stdout, progress and errors to stderr."),
     )
     parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -709,7 +750,7 @@ def _build_parser():
         "--stream", action="store_true",
         help=("fit over TRAIN read chunk by chunk at every epoch, never all in memory "
               "(skrank.stream.fit_stream; ListNet, SoftRank, BoltzRank), for files larger "
-              "than memory"),
+              "than memory; TRAIN is a regular file, read again at every epoch"),
     )
     fit.add_argument("--chunk-rows", type=_positive_int, metavar="N",
                      help=f"--stream: rows per chunk (default {DEFAULT_CHUNK_ROWS})")
@@ -843,11 +884,12 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success; 1 when a file is missing, a folder, unreadable,
-        truncated or corrupt, not a model saved by ``fit``, or its data do
-        not fit the command (labels the metrics reject, an incomplete LETOR
-        fold, features a ranker cannot fit, not enough memory, ...): the
-        message, one line naming the file, is printed on stderr.
+        0 on success; 1 when a file is missing, a folder, a named pipe or a
+        device, unreadable, truncated or corrupt, not a model saved by
+        ``fit``, or its data do not fit the command (labels the metrics
+        reject, an incomplete LETOR fold, features a ranker cannot fit, not
+        enough memory, ...): the message, one line naming the file, is
+        printed on stderr.
 
     Raises
     ------

@@ -10,9 +10,11 @@ import gzip
 import os
 import pickle
 import re
+import stat
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import joblib
 import numpy as np
@@ -1358,3 +1360,80 @@ def test_export_option_errors_are_usage_errors(options, message, tmp_path, monke
     assert err.startswith("usage: ") and "Traceback" not in err
     assert err.splitlines()[-1] == f"python -m skrank export: error: {message}"
     assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------
+# Named pipes and devices: refused before they are opened
+def _skrank(argv, *, timeout=120):
+    """``python -m skrank argv`` in a process of its own, its output captured."""
+    command = [sys.executable, "-m", "skrank", *map(str, argv)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+needs_mkfifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes (os.mkfifo)")
+
+# where a command reads a file, given a named pipe (its argv, with {pipe})
+PIPE_ARGUMENTS = {
+    "fit": ["fit", "{pipe}", "--ranker", "Ridge", "--out", "{out}"],
+    "fit --stream": ["fit", "{pipe}", "--ranker", "ListNet", "--stream", "--out", "{out}"],
+    "fit --vali": ["fit", "{data}", "--ranker", "ListNet", "--stream", "--vali", "{pipe}",
+                   "--out", "{out}"],
+    "predict model": ["predict", "{pipe}", "{data}"],
+    "predict file": ["predict", "{model}", "{pipe}"],
+    "predict --chunk-rows": ["predict", "{model}", "{pipe}", "--chunk-rows", "10"],
+    "evaluate file": ["evaluate", "{pipe}", "{data}"],
+    "evaluate scores": ["evaluate", "{data}", "{pipe}"],
+    "compare file": ["compare", "{pipe}", "--rankers", "Ridge"],
+    "compare fold": ["compare", "{fold}", "--rankers", "Ridge"],
+}
+
+
+@needs_mkfifo
+@pytest.mark.parametrize("case", list(PIPE_ARGUMENTS))
+def test_a_named_pipe_is_refused_at_once(case, model_file, train_file, tmp_path):
+    fold = tmp_path / "Fold1"
+    fold.mkdir()
+    for split in ("train", "test"):
+        (fold / f"{split}.txt").write_text(train_file.read_text())
+    pipe = fold / "vali.txt" if case == "compare fold" else tmp_path / "pipe.txt"
+    os.mkfifo(pipe)
+    files = {"pipe": pipe, "data": train_file, "model": model_file, "fold": fold,
+             "out": tmp_path / "out.joblib"}
+    argv = [arg.format(**files) for arg in PIPE_ARGUMENTS[case]]
+    # in a process of its own: a command that opened the pipe would wait for a
+    # writer forever, and the timeout makes that a failure, not a hung suite
+    result = _skrank(argv, timeout=60)
+    assert result.returncode == 1, result.stderr
+    expected = {
+        "evaluate scores": (f"{pipe} is a named pipe, not a regular file; python -m skrank "
+                            "reads regular files only: give '-' to read the scores from stdin"),
+        "compare fold": f"{pipe} is a named pipe, not a regular file; expected a LETOR file",
+    }.get(case, f"{pipe} is a named pipe, not a regular file; python -m skrank reads regular "
+                "files only")
+    assert _error_line(result.stderr, argv[0]) == expected
+    assert not files["out"].exists()
+
+
+@pytest.mark.skipif(not Path("/dev/null").is_char_device(), reason="no /dev/null")
+@pytest.mark.parametrize("case", ["predict file", "evaluate scores"])
+def test_a_device_is_refused(case, model_file, train_file, capsys):
+    argv = {"predict file": ["predict", model_file, "/dev/null"],
+            "evaluate scores": ["evaluate", train_file, "/dev/null"]}[case]
+    advice = {"predict file": "", "evaluate scores": ": give '-' to read the scores from stdin"}
+    assert _fails(argv, capsys) == ("/dev/null is a character device, not a regular file; "
+                                    f"python -m skrank reads regular files only{advice[case]}")
+
+
+@needs_mkfifo
+@pytest.mark.parametrize("command", ["fit", "predict"])
+def test_out_is_never_a_named_pipe(command, model_file, train_file, tmp_path, capsys):
+    # the file written beside it would replace the pipe, not write to it
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    argv = {"fit": ["fit", train_file, "--ranker", "Ridge", "--out", pipe],
+            "predict": ["predict", model_file, train_file, "--out", pipe]}[command]
+    assert _fails(argv, capsys) == (f"cannot write {pipe}: it is a named pipe, not a regular "
+                                    "file; --out names a file, replaced once it is completely "
+                                    "written")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+
