@@ -15,7 +15,11 @@ point (LETOR protocol) ends, with its time and an estimate of the time left;
 ``fit`` names the ranker's parameters that differ from its class defaults.
 The rankers' ``verbose`` lines, which the library prints to stdout as
 scikit-learn's estimators do, are sent to stderr while the command line fits
-or scores.
+or scores. Results that cannot be written are an error: a closed stdout
+(found before the work), a full disk. A pipe whose reader has gone
+(``predict ... | head -1``) ends the command with exit status 1 and no
+message, as Python's documentation advises for SIGPIPE. A closed stderr
+loses the messages, never the exit status.
 
 The files read are regular files: a named pipe, a socket or a device
 (``/dev/null``) is refused before it is opened, since opening a pipe waits
@@ -30,8 +34,8 @@ Errors follow two conventions:
 * an error in the files or the data (missing, a folder, a named pipe or a
   device, unreadable, truncated or corrupt, not a model saved by ``fit``,
   labels the metrics reject, an incomplete LETOR fold, an output that
-  cannot be written, data a ranker cannot fit or score, a fit or
-  prediction that runs out of memory)
+  cannot be written, stdout included, data a ranker cannot fit or score, a
+  fit or prediction that runs out of memory)
   is :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
   <message>``, naming the file (and the ranker), and exit status 1;
 * a usage error, an option value that is invalid whatever the files hold
@@ -113,9 +117,113 @@ class CommandError(Exception):
     """An error of the user's files or data: reported in one line, exit status 1."""
 
 
+class _ReaderGone(Exception):
+    """stdout is a pipe whose reader has exited (``| head -1``): the command stops quietly."""
+
+
+def _to_stderr(line):
+    """Print ``line`` on stderr, when it can be.
+
+    Messages are not results: a stderr that fails to take them (a full disk,
+    a pipe whose reader has gone) loses the messages, never the command or
+    its exit status. A closed stderr is the null device (see
+    :func:`_stderr_or_null`).
+    """
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
+
+
 def _log(message):
     """A progress or status line, on stderr."""
-    print(message, file=sys.stderr, flush=True)
+    _to_stderr(message)
+
+
+def _open_standard_descriptors():
+    """Open the null device on those of descriptors 0, 1 and 2 that are closed.
+
+    A command started with a closed stream (``exec 1>&-``) has None for
+    ``sys.stdout`` (``sys.stderr``, ``sys.stdin``), and the next file it
+    opens takes the lowest free descriptor: a model or data file opened as
+    descriptor 1 would receive what joblib's workers print, and
+    :func:`_progress_on_stderr` would replace it with stderr. Held by the
+    null device, descriptors 0 to 2 are never a file's; ``sys.stdout``
+    stays None, which is how a command learns that it cannot write its
+    results (:func:`_check_stdout`). They are inheritable, as standard
+    streams are: a joblib worker started without a stderr fails at once.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            # the lowest free descriptor: fd, the lower ones being open
+            os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
+
+
+@contextlib.contextmanager
+def _stderr_or_null():
+    """A context in which a closed stderr (``sys.stderr`` None) is the null device.
+
+    With ``sys.stderr`` None, ``print(file=sys.stderr)`` would write to
+    stdout, among the results, and joblib's process pool, which flushes
+    ``sys.stdout`` (stderr, in :func:`_progress_on_stderr`) as it starts a
+    worker, would fail. Messages are lost; the exit status tells the outcome.
+    """
+    if sys.stderr is not None:
+        yield
+        return
+    with open(os.devnull, "w") as null:
+        sys.stderr = null
+        try:
+            yield
+        finally:
+            sys.stderr = None
+
+
+def _check_stdout(what, advice=""):
+    """Raise :class:`CommandError` when stdout is closed, before the work that fills it.
+
+    ``what`` names the results ("scores"); ``advice`` ends the message.
+    """
+    if sys.stdout is None:
+        raise CommandError(f"cannot write the {what} to stdout: it is closed{advice}")
+
+
+def _write_stdout(text, what):
+    """Write ``text`` to stdout and flush it; errors as :class:`CommandError`.
+
+    Flushed here, so that a full disk or a closed pipe is found while the
+    command can report it, not when Python flushes stdout at exit. A pipe
+    whose reader has gone (``| head -1``) raises :class:`_ReaderGone`: the
+    reader took what it wanted, and the command ends with status 1 and no
+    message, as Python's documentation advises for SIGPIPE.
+    """
+    _check_stdout(what)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        raise _ReaderGone from None
+    except OSError as exc:
+        _discard_stdout()
+        raise CommandError(f"cannot write the {what} to stdout: {exc}") from None
+
+
+def _discard_stdout():
+    """Point descriptor 1 at the null device after a failed write.
+
+    What the failed write left in ``sys.stdout``'s buffer is flushed again
+    when Python exits, and would fail again there with a message of its
+    own; the null device takes it. A ``sys.stdout`` without a descriptor (a
+    test's capture) is left as it is.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
 
 
 @contextlib.contextmanager
@@ -128,20 +236,23 @@ def _progress_on_stderr():
     redirected, and so is file descriptor 1, which the processes of joblib
     workers started inside (``n_init`` runs with ``n_jobs``) write to.
     """
-    sys.stdout.flush()
+    if sys.stdout is not None:  # None: a closed stdout, see _check_stdout
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):  # messages only: see _to_stderr
+        sys.stderr.flush()
     try:
         saved = os.dup(1)
     except OSError:  # no descriptor 1 (a closed stdout): Python's redirect only
         saved = None
     if saved is not None:
-        sys.stderr.flush()
         os.dup2(2, 1)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
     finally:
         if saved is not None:
-            sys.stderr.flush()
+            with contextlib.suppress(OSError):
+                sys.stderr.flush()
             os.dup2(saved, 1)
             os.close(saved)
 
@@ -313,6 +424,8 @@ def _read_scores(path):
     name = "stdin" if path == "-" else str(path)
     if path != "-":
         _check_file(Path(path), advice=": give '-' to read the scores from stdin")
+    elif sys.stdin is None:
+        raise CommandError("cannot read the scores from stdin: it is closed")
     try:
         if path == "-":
             lines = sys.stdin.read().splitlines()
@@ -339,12 +452,14 @@ def _read_scores(path):
     return np.asarray(scores, dtype=np.float64)
 
 
-def _write_lines(lines, out):
-    """Write ``lines`` to the file ``out``, or to stdout when ``out`` is None or ``-``."""
+def _write_lines(lines, out, what):
+    """Write ``lines`` to the file ``out``, or to stdout when ``out`` is None or ``-``.
+
+    ``what`` names the lines in an error message ("scores").
+    """
     text = "".join(f"{line}\n" for line in lines)
     if out is None or str(out) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write_stdout(text, what)
         return
     try:
         write_atomically(out, lambda f: f.write(text))
@@ -509,6 +624,8 @@ def _load_model(path):
 
 
 def _cmd_predict(args, parser):
+    if args.out is None or str(args.out) == "-":
+        _check_stdout("scores", "; give --out SCORES")
     _check_output(args.out, inputs=(args.model, args.file))
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
@@ -532,7 +649,7 @@ def _cmd_predict(args, parser):
                              exc, "score a smaller file") from None
     _log(f"scored {scores.shape[0]} rows in {time.perf_counter() - start:.1f} s")
     # repr: the shortest text that reads back to the same float
-    _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out)
+    _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out, "scores")
     if args.out is not None and str(args.out) != "-":
         _log(f"wrote {scores.shape[0]} scores to {args.out}")
     return 0
@@ -546,21 +663,20 @@ def _predict_streamed(payload, args, zero_based):
                           n_features=payload["n_features"], zero_based=zero_based)
     start, n_rows = time.perf_counter(), 0
 
-    def write(f):
+    def write(emit):
         nonlocal n_rows
         for X, _, qid in chunks:
             with _progress_on_stderr():
                 scores = predict_scores(estimator, X, qid)
             # repr: the shortest text that reads back to the same float
-            f.write("".join(f"{v!r}\n" for v in np.asarray(scores, np.float64).tolist()))
+            emit("".join(f"{v!r}\n" for v in np.asarray(scores, np.float64).tolist()))
             n_rows += len(scores)
-        f.flush()
 
     try:
         if args.out is None or str(args.out) == "-":
-            write(sys.stdout)
+            write(lambda text: _write_stdout(text, "scores"))
         else:
-            write_atomically(args.out, write)
+            write_atomically(args.out, lambda f: write(f.write))
     except ValueError as exc:
         raise CommandError(
             f"predicting {args.file} failed: {_in_cli_terms(str(exc))}") from None
@@ -629,6 +745,7 @@ def _write_export(path, data):
 
 
 def _cmd_evaluate(args, parser):
+    _check_stdout("metrics")
     _, y, qid = _load(args.file, zero_based=args.zero_based)
     conv = args.convention
     _check_labels(y, qid, convention=conv, where=args.file)
@@ -643,13 +760,14 @@ def _cmd_evaluate(args, parser):
     lines = [f"NDCG@{k}\t{ndcg_score(y, scores, qid=qid, k=k, convention=conv):.6f}"
              for k in args.k]
     lines.append(f"MAP\t{map_score(y, scores, qid=qid, convention=conv):.6f}")
-    _write_lines(lines, None)
+    _write_lines(lines, None, "metrics")
     return 0
 
 
 def _cmd_compare(args, parser):
     if args.cv < 2:
         parser.error(f"--cv must be at least 2; got {args.cv}")
+    _check_stdout("table")  # before the folds are run
     for note in ABSENT:  # an optional baseline whose package is missing
         _log(note)
     if args.path is not None and args.data is not None:
@@ -676,9 +794,9 @@ def _cmd_compare(args, parser):
                                     convention=conv, zero_based=args.zero_based)
         except DataError as exc:  # a fold's file or labels, or a ranker that fails on it
             raise CommandError(_in_cli_terms(str(exc))) from None
-        print(format_table(results, (
+        _write_stdout(format_table(results, (
             f"LETOR protocol on {len(folds)} fold(s) of {path}, {conv!r} convention "
-            "(also choosing on vali): test mean ± std over folds")))
+            "(also choosing on vali): test mean ± std over folds")) + "\n", "table")
         return 0
     else:
         raise CommandError(f"{path}: no such file or folder")
@@ -696,8 +814,9 @@ def _cmd_compare(args, parser):
                              log=_log, where=where, convention=conv)
     except DataError as exc:  # a ranker that fails on the data, or runs out of memory
         raise CommandError(str(exc)) from None
-    print(format_table(results, (
-        f"{args.cv}-fold grouped CV on {where}, {conv!r} convention: mean ± std over folds")))
+    _write_stdout(format_table(results, (
+        f"{args.cv}-fold grouped CV on {where}, {conv!r} convention: mean ± std over folds"))
+        + "\n", "table")
     return 0
 
 
@@ -888,8 +1007,10 @@ def main(argv=None):
         device, unreadable, truncated or corrupt, not a model saved by
         ``fit``, or its data do not fit the command (labels the metrics
         reject, an incomplete LETOR fold, features a ranker cannot fit, not
-        enough memory, ...): the message, one line naming the file, is
-        printed on stderr.
+        enough memory, ...), or when the results cannot be written (a
+        closed stdout, a full disk): the
+        message, one line naming the file, is printed on stderr. Also 1,
+        without a message, when stdout is a pipe whose reader has gone.
 
     Raises
     ------
@@ -919,14 +1040,15 @@ def main(argv=None):
     MAP 0.750000
     0
     """
+    _open_standard_descriptors()
     parser = _build_parser()
     args = parser.parse_args(argv)
 
     def one_line(kind, text):
         text = " ".join(str(text).splitlines())  # one line, whatever a library wrote
-        print(f"{PROG} {args.command}: {kind}: {text}", file=sys.stderr, flush=True)
+        _to_stderr(f"{PROG} {args.command}: {kind}: {text}")
 
-    with warnings.catch_warnings():
+    with _stderr_or_null(), warnings.catch_warnings():
         # a warning (non-finite values in a file, a fit that did not
         # converge) is one line too, without the source line Python adds
         warnings.showwarning = lambda message, *rest, **kw: one_line("warning", message)
@@ -934,4 +1056,6 @@ def main(argv=None):
             return args.run(args, args.parser)
         except CommandError as exc:
             one_line("error", exc)
+            return 1
+        except _ReaderGone:  # the reader of a pipe has all it wanted (| head)
             return 1

@@ -10,6 +10,7 @@ import gzip
 import os
 import pickle
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -290,16 +291,17 @@ def test_help_lists_the_commands():
 # ----------------------------------------------------------------------
 # Expected failures: one line on stderr, exit status 1 (usage errors: 2)
 # progress lines that may come before the error: a file read, a model read, a
-# fit begun, a ranker's cross-validation begun ("[Ridge] 2-fold ...")
-PROGRESS = ("loaded ", "model: ", "fitting ", "fitted ", "scored ", "[")
+# fit begun, a ranker's cross-validation begun ("[Ridge] 2-fold ..."), a fit
+# ended, rows scored, evaluate's metric convention
+PROGRESS = ("loaded ", "model: ", "fitting ", "fitted ", "scored ", "[", "convention ")
 
 
 def _error_line(err, command):
     """The message of the one error line on ``err``, checked.
 
     Lines before it may only be progress lines (``loaded ...``, ``model:
-    ...``, ``fitting ...``, ``fitted ...``, ``scored ...``, ``[Ridge] ...``) and
-    one-line warnings; a traceback has others.
+    ...``, ``fitting ...``, ``fitted ...``, ``scored ...``, ``[Ridge] ...``,
+    ``convention ...``) and one-line warnings; a traceback has others.
     """
     assert "Traceback" not in err, err
     *progress, last = err.splitlines()
@@ -1364,10 +1366,18 @@ def test_export_option_errors_are_usage_errors(options, message, tmp_path, monke
 
 # ----------------------------------------------------------------------
 # Named pipes and devices: refused before they are opened
-def _skrank(argv, *, timeout=120):
-    """``python -m skrank argv`` in a process of its own, its output captured."""
+def _skrank(argv, *, close=(), stdout=subprocess.PIPE, timeout=120):
+    """``python -m skrank argv`` in a process of its own, with the descriptors ``close`` closed.
+
+    bash closes them (``exec 1>&-``) and runs Python in its place, which then
+    starts with ``sys.stdout`` (``sys.stderr``, ``sys.stdin``) None.
+    """
     command = [sys.executable, "-m", "skrank", *map(str, argv)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if close:
+        closing = " ".join(f"{fd}>&-" for fd in close)
+        command = ["bash", "-c", f'exec {closing}; exec "$@"', "bash", *command]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
 
 
 needs_mkfifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes (os.mkfifo)")
@@ -1436,4 +1446,103 @@ def test_out_is_never_a_named_pipe(command, model_file, train_file, tmp_path, ca
                                     "file; --out names a file, replaced once it is completely "
                                     "written")
     assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+
+
+# ----------------------------------------------------------------------
+# stdout and stderr: closed, full, a pipe whose reader has gone
+needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+
+
+# the commands that write results to stdout, and what the results are called
+STDOUT_COMMANDS = {
+    "predict": (["predict", "{model}", "{data}"], "scores"),
+    "predict --chunk-rows": (["predict", "{model}", "{data}", "--chunk-rows", "10"], "scores"),
+    "evaluate": (["evaluate", "{data}", "{scores}"], "metrics"),
+    "compare": (["compare", "{data}", "--cv", "2", "--rankers", "Ridge"], "table"),
+}
+
+
+def _stdout_command(command, model_file, train_file, tmp_path):
+    """The argv of ``STDOUT_COMMANDS[command]`` on the files of a test, and its results' name."""
+    scores = tmp_path / "scores.txt"
+    assert main(["predict", str(model_file), str(train_file), "--out", str(scores)]) == 0
+    argv, what = STDOUT_COMMANDS[command]
+    files = {"model": model_file, "data": train_file, "scores": scores}
+    return [arg.format(**files) for arg in argv], what
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("command", list(STDOUT_COMMANDS))
+def test_results_on_a_full_disk_are_a_one_line_error(command, model_file, train_file, tmp_path):
+    argv, what = _stdout_command(command, model_file, train_file, tmp_path)
+    with open("/dev/full", "w") as full:
+        result = _skrank(argv, stdout=full)
+    assert result.returncode == 1, result.stderr
+    assert _error_line(result.stderr, argv[0]) == (
+        f"cannot write the {what} to stdout: [Errno 28] No space left on device")
+
+
+@needs_bash
+@pytest.mark.parametrize("command", list(STDOUT_COMMANDS))
+def test_results_to_a_closed_stdout_are_refused_first(command, model_file, train_file, tmp_path):
+    argv, what = _stdout_command(command, model_file, train_file, tmp_path)
+    result = _skrank(argv, close=[1])
+    assert result.returncode == 1, result.stderr
+    advice = "; give --out SCORES" if what == "scores" else ""
+    # before any file is read or any ranker fitted: the error is the only line
+    assert result.stderr == (f"python -m skrank {argv[0]}: error: cannot write the {what} to "
+                             f"stdout: it is closed{advice}\n")
+
+
+@needs_bash
+def test_a_closed_stdout_does_not_stop_the_commands_that_write_files(train_file, tmp_path):
+    model, scores, expected = (tmp_path / n for n in ("model.joblib", "s.txt", "expected.txt"))
+    result = _skrank(["fit", train_file, "--ranker", "Ridge", "--out", model], close=[1])
+    assert result.returncode == 0, result.stderr
+    # the file read chunk by chunk is opened while descriptor 1 is free: it
+    # must not become descriptor 1, which the ranker's output is sent past
+    result = _skrank(["predict", model, train_file, "--chunk-rows", "10", "--out", scores],
+                     close=[1])
+    assert result.returncode == 0, result.stderr
+    assert main(["predict", str(model), str(train_file), "--out", str(expected)]) == 0
+    assert scores.read_text() == expected.read_text()
+
+
+@needs_bash
+def test_a_closed_stderr_loses_the_messages_not_the_status(train_file, tmp_path, capsys):
+    model, expected = tmp_path / "model.joblib", tmp_path / "expected.txt"
+    # joblib's worker processes (n_init runs with n_jobs) start without a stderr too
+    result = _skrank(["fit", train_file, "--ranker", "ListNet", "--param", "max_iter=2",
+                      "--param", "n_init=2", "--param", "n_jobs=2", "--out", model], close=[2])
+    assert result.returncode == 0
+    assert result.stdout == "" and model.exists()
+    result = _skrank(["predict", model, train_file], close=[2])
+    assert result.returncode == 0
+    assert main(["predict", str(model), str(train_file), "--out", str(expected)]) == 0
+    assert result.stdout == expected.read_text()  # the scores, and no message among them
+    result = _skrank(["predict", model, tmp_path / "missing.txt"], close=[2])
+    assert result.returncode == 1
+    assert result.stdout == ""
+
+
+@needs_bash
+def test_scores_from_a_closed_stdin_are_a_one_line_error(train_file):
+    result = _skrank(["evaluate", train_file, "-"], close=[0])
+    assert result.returncode == 1, result.stderr
+    assert _error_line(result.stderr, "evaluate") == (
+        "cannot read the scores from stdin: it is closed")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGPIPE and EPIPE are POSIX's")
+@pytest.mark.parametrize("chunked", [[], ["--chunk-rows", "10"]], ids=["whole", "chunked"])
+def test_a_pipe_whose_reader_has_gone_ends_predict_quietly(chunked, model_file, train_file):
+    read, write = os.pipe()
+    os.close(read)  # as `| head -1` once it has its line, before any score is written
+    try:
+        result = _skrank(["predict", model_file, train_file, *chunked], stdout=write)
+    finally:
+        os.close(write)
+    assert result.returncode == 1
+    # the progress lines, and neither a traceback nor an error line
+    assert all(line.startswith(PROGRESS) for line in result.stderr.splitlines()), result.stderr
 
