@@ -27,15 +27,17 @@ for a writer, forever if none comes, and a file may be read more than once
 (a LETOR file whose lines turn out irregular, ``fit --stream``'s at every
 epoch); ``evaluate`` reads piped scores from stdin (``-``). ``--out`` is
 written to a temporary file beside it, moved into place once complete, and
-is never a pipe or a device, which the move would replace.
+is never a pipe or a device, which the move would replace. ``predict``
+refuses to write scores that are not finite (NaN or infinity), as
+``evaluate`` refuses to read them.
 
 Errors follow two conventions:
 
 * an error in the files or the data (missing, a folder, a named pipe or a
   device, unreadable, truncated or corrupt, not a model saved by ``fit``,
   labels the metrics reject, an incomplete LETOR fold, an output that
-  cannot be written, stdout included, data a ranker cannot fit or score, a
-  fit or prediction that runs out of memory)
+  cannot be written, stdout included, data a ranker cannot fit or score,
+  scores that are not finite, a fit or prediction that runs out of memory)
   is :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
   <message>``, naming the file (and the ranker), and exit status 1;
 * a usage error, an option value that is invalid whatever the files hold
@@ -80,7 +82,7 @@ from ._compare import (
     run_letor,
 )
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
-from .datasets._letor import _file_kind
+from .datasets._letor import _file_kind, _lines_of_rows
 from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
@@ -623,6 +625,43 @@ def _load_model(path):
     return payload
 
 
+#: The most line numbers an error names.
+_SHOWN_LINES = 5
+
+
+def _check_finite_scores(scores, payload, args, *, first_row=0, chunk=False, written=0):
+    """Raise :class:`CommandError` when ``scores`` hold NaN or infinity.
+
+    A fitted ranker gives such scores when its parameters are not finite
+    (a diverged fit, an edited or damaged model file) or its arithmetic
+    overflows on extreme features. They rank nothing, and ``evaluate``
+    refuses them; they are never written. ``scores`` are those of the rows
+    ``first_row``, ``first_row + 1``, ... (0-based) of ``args.file``; the
+    message names the first lines they are on. ``chunk``: the scores of one
+    chunk of a streamed ``predict``, which stops there; ``written`` scores
+    went to stdout before it.
+    """
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if not bad.size:
+        return
+    lines = _lines_of_rows(args.file, first_row + bad[:_SHOWN_LINES])
+    shown = ", ".join(map(str, lines)) + (", ..." if bad.size > _SHOWN_LINES else "")
+    n, total = bad.size, scores.size
+    of = (f"the {total} scores of rows {first_row + 1} to {first_row + total}" if chunk
+          else f"the {total} scores")
+    if args.out is not None and str(args.out) != "-":
+        outcome = f"no scores written to {args.out}"
+    elif written:
+        outcome = f"stopped there, after writing the first {written} scores to stdout"
+    else:
+        outcome = "no scores written to stdout"
+    raise CommandError(
+        f"{n} of {of} of {args.file} by the {payload['ranker']} of {args.model} "
+        f"{'are' if n > 1 else 'is'} not finite (NaN or infinity): "
+        f"line{'s' * (lines.size > 1)} {shown} of {args.file}; {outcome}"
+    )
+
+
 def _cmd_predict(args, parser):
     if args.out is None or str(args.out) == "-":
         _check_stdout("scores", "; give --out SCORES")
@@ -648,8 +687,10 @@ def _cmd_predict(args, parser):
         raise _out_of_memory(f"score {args.file} with the {payload['ranker']} of {args.model}",
                              exc, "score a smaller file") from None
     _log(f"scored {scores.shape[0]} rows in {time.perf_counter() - start:.1f} s")
+    scores = np.asarray(scores, dtype=np.float64)
+    _check_finite_scores(scores, payload, args)
     # repr: the shortest text that reads back to the same float
-    _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out, "scores")
+    _write_lines(map(repr, scores.tolist()), args.out, "scores")
     if args.out is not None and str(args.out) != "-":
         _log(f"wrote {scores.shape[0]} scores to {args.out}")
     return 0
@@ -667,9 +708,11 @@ def _predict_streamed(payload, args, zero_based):
         nonlocal n_rows
         for X, _, qid in chunks:
             with _progress_on_stderr():
-                scores = predict_scores(estimator, X, qid)
+                scores = np.asarray(predict_scores(estimator, X, qid), np.float64)
+            _check_finite_scores(scores, payload, args, first_row=n_rows, chunk=True,
+                                 written=n_rows)
             # repr: the shortest text that reads back to the same float
-            emit("".join(f"{v!r}\n" for v in np.asarray(scores, np.float64).tolist()))
+            emit("".join(f"{v!r}\n" for v in scores.tolist()))
             n_rows += len(scores)
 
     try:
@@ -887,7 +930,8 @@ def _build_parser():
             "line, in the file's row order. The file is read with the model's number of "
             "features, and rankers that score a query's documents jointly get its qid. "
             "Only the scores go to stdout. FILE is read as the model's training file was: "
-            "zero-based when the model was fitted with --zero-based (a model records it)."
+            "zero-based when the model was fitted with --zero-based (a model records it). "
+            "Scores that are not finite (NaN or infinity) are an error, and none is written."
         ),
     )
     predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
@@ -1006,9 +1050,9 @@ def main(argv=None):
         0 on success; 1 when a file is missing, a folder, a named pipe or a
         device, unreadable, truncated or corrupt, not a model saved by
         ``fit``, or its data do not fit the command (labels the metrics
-        reject, an incomplete LETOR fold, features a ranker cannot fit, not
-        enough memory, ...), or when the results cannot be written (a
-        closed stdout, a full disk): the
+        reject, an incomplete LETOR fold, features a ranker cannot fit,
+        scores that are not finite, not enough memory, ...), or when the
+        results cannot be written (a closed stdout, a full disk): the
         message, one line naming the file, is printed on stderr. Also 1,
         without a message, when stdout is a pipe whose reader has gone.
 

@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import warnings
+from itertools import islice
 from pathlib import Path
 
 import joblib
@@ -36,6 +37,7 @@ from skrank import (
 from skrank import __version__
 from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
 from skrank._compare import COLUMNS, DataError, _ranker_errors
+from skrank.datasets import iter_letor_chunks
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -1546,3 +1548,63 @@ def test_a_pipe_whose_reader_has_gone_ends_predict_quietly(chunked, model_file, 
     # the progress lines, and neither a traceback nor an error line
     assert all(line.startswith(PROGRESS) for line in result.stderr.splitlines()), result.stderr
 
+
+# ----------------------------------------------------------------------
+# Scores that are not finite are never written
+@pytest.fixture
+def nan_model(model_file, tmp_path):
+    """The Ridge of ``model_file`` with a NaN coefficient, saved as ``fit`` saves a model."""
+    payload = joblib.load(model_file)
+    payload["estimator"].coef_[1] = np.nan
+    path = tmp_path / "nan.joblib"
+    joblib.dump(payload, path)
+    return path
+
+
+@pytest.mark.parametrize("out", ["stdout", "--out"])
+@pytest.mark.parametrize("chunked", [[], ["--chunk-rows", "10"]], ids=["whole", "chunked"])
+def test_predict_refuses_scores_that_are_not_finite(chunked, out, nan_model, train_file,
+                                                    tmp_path, capsys):
+    data = tmp_path / "data.txt"  # a comment first: row i is on line i + 2
+    data.write_text("# the queries of the test\n" + train_file.read_text())
+    argv = ["predict", nan_model, data, *chunked]
+    scores = tmp_path / "scores.txt"
+    if out == "--out":
+        scores.write_text("the previous scores\n")
+        argv += ["--out", scores]
+    n = len(next(iter_letor_chunks(data, chunk_rows=10))[1]) if chunked else (
+        load_letor(data)[0].shape[0])
+    of = f"the {n} scores of rows 1 to {n}" if chunked else f"the {n} scores"
+    dest = scores if out == "--out" else "stdout"
+    assert _fails(argv, capsys) == (
+        f"{n} of {of} of {data} by the Ridge of {nan_model} are not finite (NaN or "
+        f"infinity): lines 2, 3, 4, 5, 6, ... of {data}; no scores written to {dest}"
+    )
+    if out == "--out":
+        assert scores.read_text() == "the previous scores\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_predict_chunk_rows_stops_at_the_first_score_not_finite(model_file, train_file,
+                                                                tmp_path, monkeypatch, capsys):
+    # a model whose arithmetic overflows on one row: 2 * 1e308 is infinite
+    payload = joblib.load(model_file)
+    payload["estimator"].coef_[:] = [2.0, 0.0, 0.0, 0.0, 0.0]
+    model = tmp_path / "overflow.joblib"
+    joblib.dump(payload, model)
+    first, second = (len(c[1]) for c in islice(iter_letor_chunks(train_file, chunk_rows=10), 2))
+    lines = train_file.read_text().splitlines(keepends=True)
+    row = first + 1  # the second row of the second chunk, 0-based
+    lines[row] = re.sub(r" 1:\S+", " 1:1e308", lines[row])
+    data = tmp_path / "data.txt"
+    data.write_text("".join(lines))
+    # blocks of a few lines: the row's line is found across blocks
+    monkeypatch.setattr("skrank.datasets._letor._BLOCK_SIZE", 100)
+    assert main(["predict", str(model), str(data), "--chunk-rows", "10"]) == 1
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == first  # the first chunk's scores
+    assert _error_line(captured.err, "predict") == (
+        f"1 of the {second} scores of rows {first + 1} to {first + second} of {data} by the "
+        f"Ridge of {model} is not finite (NaN or infinity): line {row + 1} of {data}; "
+        f"stopped there, after writing the first {first} scores to stdout"
+    )

@@ -614,6 +614,29 @@ def _check_regular_file(path, reader):
     )
 
 
+def _lines_of_rows(path, rows):
+    """The line numbers (1-based) of the data rows ``rows`` (0-based, increasing) of ``path``.
+
+    A row is a data line as the loaders count them (blank and comment-only
+    lines are none), so the rows of :func:`load_letor`'s arrays, or of the
+    chunks of :func:`iter_letor_chunks` one after the other, are found on
+    the lines of the file. The file is read until the last of ``rows``; rows
+    beyond its end (a file changed since it was loaded) have no line and are
+    left out.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    lines = np.empty(rows.size, dtype=np.int64)
+    done = seen = 0
+    for text, first_line in _iter_blocks(path):
+        numbers = _data_line_numbers(text, first_line)
+        stop = done + int(np.searchsorted(rows[done:], seen + numbers.size))
+        lines[done:stop] = numbers[rows[done:stop] - seen]
+        done, seen = stop, seen + numbers.size
+        if done == rows.size:
+            break
+    return lines[:done]
+
+
 _ENGINES = ("auto", "numpy", "pandas", "sklearn")
 # Threads that parse blocks at once; each holds a block and its temporaries.
 _MAX_THREADS = 4
