@@ -15,14 +15,29 @@ point (LETOR protocol) ends, with its time and an estimate of the time left;
 ``fit`` names the ranker's parameters that differ from its class defaults.
 The rankers' ``verbose`` lines, which the library prints to stdout as
 scikit-learn's estimators do, are sent to stderr while the command line fits
-or scores.
+or scores. Results that cannot be written are an error: a closed stdout
+(found before the work), a full disk. A pipe whose reader has gone
+(``predict ... | head -1``) ends the command with exit status 1 and no
+message, as Python's documentation advises for SIGPIPE. A closed stderr
+loses the messages, never the exit status.
+
+The files read are regular files: a named pipe, a socket or a device
+(``/dev/null``) is refused before it is opened, since opening a pipe waits
+for a writer, forever if none comes, and a file may be read more than once
+(a LETOR file whose lines turn out irregular, ``fit --stream``'s at every
+epoch); ``evaluate`` reads piped scores from stdin (``-``). ``--out`` is
+written to a temporary file beside it, moved into place once complete, and
+is never a pipe or a device, which the move would replace. ``predict``
+refuses to write scores that are not finite (NaN or infinity), as
+``evaluate`` refuses to read them.
 
 Errors follow two conventions:
 
-* an error in the files or the data (missing, a folder, unreadable,
-  truncated or corrupt, not a model saved by ``fit``, labels the metrics
-  reject, an incomplete LETOR fold, an output that cannot be written, data a
-  ranker cannot fit or score, a file, fit or prediction that runs out of
+* an error in the files or the data (missing, a folder, a named pipe or a
+  device, unreadable, truncated or corrupt, not a model saved by ``fit``,
+  labels the metrics reject, an incomplete LETOR fold, an output that
+  cannot be written, stdout included, data a ranker cannot fit or score,
+  scores that are not finite, a file, fit or prediction that runs out of
   memory or would: a dense ``X`` or a network refused before it is made)
   is :class:`CommandError`: one line on stderr, ``<prog> <command>: error:
   <message>``, naming the file (and the ranker), and exit status 1;
@@ -68,6 +83,7 @@ from ._compare import (
     run_letor,
 )
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
+from .datasets._letor import _file_kind, _lines_of_rows
 from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
@@ -104,9 +120,113 @@ class CommandError(Exception):
     """An error of the user's files or data: reported in one line, exit status 1."""
 
 
+class _ReaderGone(Exception):
+    """stdout is a pipe whose reader has exited (``| head -1``): the command stops quietly."""
+
+
+def _to_stderr(line):
+    """Print ``line`` on stderr, when it can be.
+
+    Messages are not results: a stderr that fails to take them (a full disk,
+    a pipe whose reader has gone) loses the messages, never the command or
+    its exit status. A closed stderr is the null device (see
+    :func:`_stderr_or_null`).
+    """
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
+
+
 def _log(message):
     """A progress or status line, on stderr."""
-    print(message, file=sys.stderr, flush=True)
+    _to_stderr(message)
+
+
+def _open_standard_descriptors():
+    """Open the null device on those of descriptors 0, 1 and 2 that are closed.
+
+    A command started with a closed stream (``exec 1>&-``) has None for
+    ``sys.stdout`` (``sys.stderr``, ``sys.stdin``), and the next file it
+    opens takes the lowest free descriptor: a model or data file opened as
+    descriptor 1 would receive what joblib's workers print, and
+    :func:`_progress_on_stderr` would replace it with stderr. Held by the
+    null device, descriptors 0 to 2 are never a file's; ``sys.stdout``
+    stays None, which is how a command learns that it cannot write its
+    results (:func:`_check_stdout`). They are inheritable, as standard
+    streams are: a joblib worker started without a stderr fails at once.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            # the lowest free descriptor: fd, the lower ones being open
+            os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
+
+
+@contextlib.contextmanager
+def _stderr_or_null():
+    """A context in which a closed stderr (``sys.stderr`` None) is the null device.
+
+    With ``sys.stderr`` None, ``print(file=sys.stderr)`` would write to
+    stdout, among the results, and joblib's process pool, which flushes
+    ``sys.stdout`` (stderr, in :func:`_progress_on_stderr`) as it starts a
+    worker, would fail. Messages are lost; the exit status tells the outcome.
+    """
+    if sys.stderr is not None:
+        yield
+        return
+    with open(os.devnull, "w") as null:
+        sys.stderr = null
+        try:
+            yield
+        finally:
+            sys.stderr = None
+
+
+def _check_stdout(what, advice=""):
+    """Raise :class:`CommandError` when stdout is closed, before the work that fills it.
+
+    ``what`` names the results ("scores"); ``advice`` ends the message.
+    """
+    if sys.stdout is None:
+        raise CommandError(f"cannot write the {what} to stdout: it is closed{advice}")
+
+
+def _write_stdout(text, what):
+    """Write ``text`` to stdout and flush it; errors as :class:`CommandError`.
+
+    Flushed here, so that a full disk or a closed pipe is found while the
+    command can report it, not when Python flushes stdout at exit. A pipe
+    whose reader has gone (``| head -1``) raises :class:`_ReaderGone`: the
+    reader took what it wanted, and the command ends with status 1 and no
+    message, as Python's documentation advises for SIGPIPE.
+    """
+    _check_stdout(what)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        raise _ReaderGone from None
+    except OSError as exc:
+        _discard_stdout()
+        raise CommandError(f"cannot write the {what} to stdout: {exc}") from None
+
+
+def _discard_stdout():
+    """Point descriptor 1 at the null device after a failed write.
+
+    What the failed write left in ``sys.stdout``'s buffer is flushed again
+    when Python exits, and would fail again there with a message of its
+    own; the null device takes it. A ``sys.stdout`` without a descriptor (a
+    test's capture) is left as it is.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
 
 
 @contextlib.contextmanager
@@ -119,20 +239,23 @@ def _progress_on_stderr():
     redirected, and so is file descriptor 1, which the processes of joblib
     workers started inside (``n_init`` runs with ``n_jobs``) write to.
     """
-    sys.stdout.flush()
+    if sys.stdout is not None:  # None: a closed stdout, see _check_stdout
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):  # messages only: see _to_stderr
+        sys.stderr.flush()
     try:
         saved = os.dup(1)
     except OSError:  # no descriptor 1 (a closed stdout): Python's redirect only
         saved = None
     if saved is not None:
-        sys.stderr.flush()
         os.dup2(2, 1)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
     finally:
         if saved is not None:
-            sys.stderr.flush()
+            with contextlib.suppress(OSError):
+                sys.stderr.flush()
             os.dup2(saved, 1)
             os.close(saved)
 
@@ -182,12 +305,29 @@ def _n_jobs(text):
 
 # ----------------------------------------------------------------------
 # Files
-def _check_file(path):
-    """Raise :class:`CommandError` unless ``path`` is an existing file (not a folder)."""
-    if path.is_dir():
+#: What a named pipe, a socket or a device given as a file is told.
+REGULAR_FILES_ONLY = f"{PROG} reads regular files only"
+
+
+def _check_file(path, advice=""):
+    """Raise :class:`CommandError` unless ``path`` is an existing regular file.
+
+    A named pipe, a socket or a device (``/dev/null``) is refused before it
+    is opened: opening a pipe waits for a writer, forever if none comes, and
+    the commands read a file more than once (a LETOR file whose lines turn
+    out irregular, the training file of ``fit --stream`` at every epoch).
+    ``advice`` ends that message.
+    """
+    try:
+        kind = _file_kind(path)
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL byte
+        raise CommandError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    if kind == "a folder":
         raise CommandError(f"{path} is a folder; expected a file")
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file")
+    if kind is not None:
+        raise CommandError(f"{path} is {kind}, not a regular file; {REGULAR_FILES_ONLY}{advice}")
 
 
 def _check_output(path, inputs=()):
@@ -197,6 +337,9 @@ def _check_output(path, inputs=()):
     folder that refuses writing is still found when the file is written.
     ``path`` must not be one of the command's ``inputs`` (the same file
     under any name): the output would replace what the command reads.
+    A named pipe, a socket or a device is refused: the file written beside
+    it would replace it, not write to it (a root user's ``--out /dev/null``
+    would replace the null device).
     """
     if path is None or str(path) == "-":
         return
@@ -205,6 +348,15 @@ def _check_output(path, inputs=()):
         raise CommandError(f"cannot write {path}: it is a folder; expected a file name")
     if not path.parent.is_dir():
         raise CommandError(f"cannot write {path}: no such folder {path.parent}")
+    try:
+        kind = _file_kind(path)
+    except (OSError, ValueError):  # nothing there yet: a new file
+        kind = None
+    if kind is not None:
+        raise CommandError(
+            f"cannot write {path}: it is {kind}, not a regular file; --out names a "
+            "file, replaced once it is completely written"
+        )
     for given in inputs:
         if given is not None and path.exists() and Path(given).exists() and os.path.samefile(
                 path, given):
@@ -299,8 +451,10 @@ def _check_labels(y, qid, *, convention, where):
 def _read_scores(path):
     """One float per non-blank line of ``path`` (``-``: stdin)."""
     name = "stdin" if path == "-" else str(path)
-    if path != "-" and Path(path).is_dir():
-        raise CommandError(f"{path} is a folder; expected a file")
+    if path != "-":
+        _check_file(Path(path), advice=": give '-' to read the scores from stdin")
+    elif sys.stdin is None:
+        raise CommandError("cannot read the scores from stdin: it is closed")
     try:
         if path == "-":
             lines = sys.stdin.read().splitlines()
@@ -327,12 +481,14 @@ def _read_scores(path):
     return np.asarray(scores, dtype=np.float64)
 
 
-def _write_lines(lines, out):
-    """Write ``lines`` to the file ``out``, or to stdout when ``out`` is None or ``-``."""
+def _write_lines(lines, out, what):
+    """Write ``lines`` to the file ``out``, or to stdout when ``out`` is None or ``-``.
+
+    ``what`` names the lines in an error message ("scores").
+    """
     text = "".join(f"{line}\n" for line in lines)
     if out is None or str(out) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write_stdout(text, what)
         return
     try:
         write_atomically(out, lambda f: f.write(text))
@@ -498,7 +654,46 @@ def _load_model(path):
     return payload
 
 
+#: The most line numbers an error names.
+_SHOWN_LINES = 5
+
+
+def _check_finite_scores(scores, payload, args, *, first_row=0, chunk=False, written=0):
+    """Raise :class:`CommandError` when ``scores`` hold NaN or infinity.
+
+    A fitted ranker gives such scores when its parameters are not finite
+    (a diverged fit, an edited or damaged model file) or its arithmetic
+    overflows on extreme features. They rank nothing, and ``evaluate``
+    refuses them; they are never written. ``scores`` are those of the rows
+    ``first_row``, ``first_row + 1``, ... (0-based) of ``args.file``; the
+    message names the first lines they are on. ``chunk``: the scores of one
+    chunk of a streamed ``predict``, which stops there; ``written`` scores
+    went to stdout before it.
+    """
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if not bad.size:
+        return
+    lines = _lines_of_rows(args.file, first_row + bad[:_SHOWN_LINES])
+    shown = ", ".join(map(str, lines)) + (", ..." if bad.size > _SHOWN_LINES else "")
+    n, total = bad.size, scores.size
+    of = (f"the {total} scores of rows {first_row + 1} to {first_row + total}" if chunk
+          else f"the {total} scores")
+    if args.out is not None and str(args.out) != "-":
+        outcome = f"no scores written to {args.out}"
+    elif written:
+        outcome = f"stopped there, after writing the first {written} scores to stdout"
+    else:
+        outcome = "no scores written to stdout"
+    raise CommandError(
+        f"{n} of {of} of {args.file} by the {payload['ranker']} of {args.model} "
+        f"{'are' if n > 1 else 'is'} not finite (NaN or infinity): "
+        f"line{'s' * (lines.size > 1)} {shown} of {args.file}; {outcome}"
+    )
+
+
 def _cmd_predict(args, parser):
+    if args.out is None or str(args.out) == "-":
+        _check_stdout("scores", "; give --out SCORES")
     _check_output(args.out, inputs=(args.model, args.file))
     payload = _load_model(args.model)
     _log(f"model: {payload['ranker']} with {payload['n_features']} features "
@@ -521,8 +716,10 @@ def _cmd_predict(args, parser):
         raise _out_of_memory(f"score {args.file} with the {payload['ranker']} of {args.model}",
                              exc, "score a smaller file") from None
     _log(f"scored {scores.shape[0]} rows in {time.perf_counter() - start:.1f} s")
+    scores = np.asarray(scores, dtype=np.float64)
+    _check_finite_scores(scores, payload, args)
     # repr: the shortest text that reads back to the same float
-    _write_lines(map(repr, np.asarray(scores, dtype=np.float64).tolist()), args.out)
+    _write_lines(map(repr, scores.tolist()), args.out, "scores")
     if args.out is not None and str(args.out) != "-":
         _log(f"wrote {scores.shape[0]} scores to {args.out}")
     return 0
@@ -536,21 +733,22 @@ def _predict_streamed(payload, args, zero_based):
                           n_features=payload["n_features"], zero_based=zero_based)
     start, n_rows = time.perf_counter(), 0
 
-    def write(f):
+    def write(emit):
         nonlocal n_rows
         for X, _, qid in chunks:
             with _progress_on_stderr():
-                scores = predict_scores(estimator, X, qid)
+                scores = np.asarray(predict_scores(estimator, X, qid), np.float64)
+            _check_finite_scores(scores, payload, args, first_row=n_rows, chunk=True,
+                                 written=n_rows)
             # repr: the shortest text that reads back to the same float
-            f.write("".join(f"{v!r}\n" for v in np.asarray(scores, np.float64).tolist()))
+            emit("".join(f"{v!r}\n" for v in scores.tolist()))
             n_rows += len(scores)
-        f.flush()
 
     try:
         if args.out is None or str(args.out) == "-":
-            write(sys.stdout)
+            write(lambda text: _write_stdout(text, "scores"))
         else:
-            write_atomically(args.out, write)
+            write_atomically(args.out, lambda f: write(f.write))
     except ValueError as exc:
         raise CommandError(
             f"predicting {args.file} failed: {_in_cli_terms(str(exc))}") from None
@@ -619,6 +817,7 @@ def _write_export(path, data):
 
 
 def _cmd_evaluate(args, parser):
+    _check_stdout("metrics")
     _, y, qid = _load(args.file, zero_based=args.zero_based)
     conv = args.convention
     _check_labels(y, qid, convention=conv, where=args.file)
@@ -633,13 +832,14 @@ def _cmd_evaluate(args, parser):
     lines = [f"NDCG@{k}\t{ndcg_score(y, scores, qid=qid, k=k, convention=conv):.6f}"
              for k in args.k]
     lines.append(f"MAP\t{map_score(y, scores, qid=qid, convention=conv):.6f}")
-    _write_lines(lines, None)
+    _write_lines(lines, None, "metrics")
     return 0
 
 
 def _cmd_compare(args, parser):
     if args.cv < 2:
         parser.error(f"--cv must be at least 2; got {args.cv}")
+    _check_stdout("table")  # before the folds are run
     for note in ABSENT:  # an optional baseline whose package is missing
         _log(note)
     if args.path is not None and args.data is not None:
@@ -651,7 +851,7 @@ def _cmd_compare(args, parser):
         X, y, qid = load_rank_sample(subset="all")
         _log(f"LightGBM lambdarank sample: {X.shape[0]} rows, {np.unique(qid).size} queries")
         where = "the bundled sample"
-    elif path.is_file():
+    elif path.exists() and not path.is_dir():  # _load refuses what is no regular file
         X, y, qid = _load(path, zero_based=args.zero_based)
         where = str(path)
     elif path.is_dir():
@@ -666,9 +866,9 @@ def _cmd_compare(args, parser):
                                     convention=conv, zero_based=args.zero_based)
         except DataError as exc:  # a fold's file or labels, or a ranker that fails on it
             raise CommandError(_in_cli_terms(str(exc))) from None
-        print(format_table(results, (
+        _write_stdout(format_table(results, (
             f"LETOR protocol on {len(folds)} fold(s) of {path}, {conv!r} convention "
-            "(also choosing on vali): test mean ± std over folds")))
+            "(also choosing on vali): test mean ± std over folds")) + "\n", "table")
         return 0
     else:
         raise CommandError(f"{path}: no such file or folder")
@@ -686,8 +886,9 @@ def _cmd_compare(args, parser):
                              log=_log, where=where, convention=conv)
     except DataError as exc:  # a ranker that fails on the data, or runs out of memory
         raise CommandError(str(exc)) from None
-    print(format_table(results, (
-        f"{args.cv}-fold grouped CV on {where}, {conv!r} convention: mean ± std over folds")))
+    _write_stdout(format_table(results, (
+        f"{args.cv}-fold grouped CV on {where}, {conv!r} convention: mean ± std over folds"))
+        + "\n", "table")
     return 0
 
 
@@ -704,7 +905,9 @@ def _build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Listwise learning to rank for scikit-learn.",
-        epilog=f"'{PROG} COMMAND --help' describes each command.",
+        epilog=(f"'{PROG} COMMAND --help' describes each command. Files are regular "
+                "files: a named pipe or a device is refused ('evaluate' reads piped scores "
+                "from stdin, '-'). Results go to stdout, progress and errors to stderr."),
     )
     parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -738,7 +941,7 @@ def _build_parser():
         "--stream", action="store_true",
         help=("fit over TRAIN read chunk by chunk at every epoch, never all in memory "
               "(skrank.stream.fit_stream; ListNet, SoftRank, BoltzRank), for files larger "
-              "than memory"),
+              "than memory; TRAIN is a regular file, read again at every epoch"),
     )
     fit.add_argument("--chunk-rows", type=_positive_int, metavar="N",
                      help=f"--stream: rows per chunk (default {DEFAULT_CHUNK_ROWS})")
@@ -756,7 +959,8 @@ def _build_parser():
             "line, in the file's row order. The file is read with the model's number of "
             "features, and rankers that score a query's documents jointly get its qid. "
             "Only the scores go to stdout. FILE is read as the model's training file was: "
-            "zero-based when the model was fitted with --zero-based (a model records it)."
+            "zero-based when the model was fitted with --zero-based (a model records it). "
+            "Scores that are not finite (NaN or infinity) are an error, and none is written."
         ),
     )
     predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
@@ -872,11 +1076,14 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success; 1 when a file is missing, a folder, unreadable,
-        truncated or corrupt, not a model saved by ``fit``, or its data do
-        not fit the command (labels the metrics reject, an incomplete LETOR
-        fold, features a ranker cannot fit, not enough memory, ...): the
-        message, one line naming the file, is printed on stderr.
+        0 on success; 1 when a file is missing, a folder, a named pipe or a
+        device, unreadable, truncated or corrupt, not a model saved by
+        ``fit``, or its data do not fit the command (labels the metrics
+        reject, an incomplete LETOR fold, features a ranker cannot fit,
+        scores that are not finite, not enough memory, ...), or when the
+        results cannot be written (a closed stdout, a full disk): the
+        message, one line naming the file, is printed on stderr. Also 1,
+        without a message, when stdout is a pipe whose reader has gone.
 
     Raises
     ------
@@ -906,14 +1113,15 @@ def main(argv=None):
     MAP 0.750000
     0
     """
+    _open_standard_descriptors()
     parser = _build_parser()
     args = parser.parse_args(argv)
 
     def one_line(kind, text):
         text = " ".join(str(text).splitlines())  # one line, whatever a library wrote
-        print(f"{PROG} {args.command}: {kind}: {text}", file=sys.stderr, flush=True)
+        _to_stderr(f"{PROG} {args.command}: {kind}: {text}")
 
-    with warnings.catch_warnings():
+    with _stderr_or_null(), warnings.catch_warnings():
         # a warning (non-finite values in a file, a fit that did not
         # converge) is one line too, without the source line Python adds
         warnings.showwarning = lambda message, *rest, **kw: one_line("warning", message)
@@ -921,4 +1129,6 @@ def main(argv=None):
             return args.run(args, args.parser)
         except CommandError as exc:
             one_line("error", exc)
+            return 1
+        except _ReaderGone:  # the reader of a pipe has all it wanted (| head)
             return 1

@@ -17,6 +17,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.parallel import Parallel, delayed
 
 from .datasets import load_letor_fold
+from .datasets._letor import _file_kind
 from .metrics import make_ranking_scorer, map_score, ndcg_score
 from .model_selection import cross_validate_ranker
 from .model_selection._common import check_layout, query_splits
@@ -458,14 +459,17 @@ def format_table(results, title):
 def _split_files(fold_dir):
     """The train, vali and test files of a fold folder, as :func:`load_letor_fold` picks them.
 
-    Raises ValueError naming the fold and what is missing.
+    Raises ValueError naming the fold and what is missing, or a split's
+    path that is not a regular file (a named pipe would block the reading).
     """
     files, missing = [], []
     for split in _SPLITS:
         candidates = [fold_dir / f"{split}{suffix}" for suffix in (".txt", ".txt.gz")]
-        found = next((p for p in candidates if p.is_file()), None)
+        found = next((p for p in candidates if p.exists()), None)
         if found is None:
             missing.append(" or ".join(p.name for p in candidates))
+        elif (kind := _file_kind(found)) is not None:
+            raise ValueError(f"{found} is {kind}, not a regular file; expected a LETOR file")
         files.append(found)
     if missing:
         raise ValueError(f"{fold_dir}: incomplete LETOR fold, no {'; no '.join(missing)}")

@@ -11,9 +11,13 @@ import io
 import os
 import pickle
 import re
+import shutil
+import stat
 import subprocess
 import sys
 import warnings
+from itertools import islice
+from pathlib import Path
 
 import joblib
 import numpy as np
@@ -34,6 +38,7 @@ from skrank import (
 from skrank import __version__
 from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
 from skrank._compare import COLUMNS, DataError, _ranker_errors
+from skrank.datasets import iter_letor_chunks
 from skrank.model_selection import cross_validate_ranker
 
 N_FEATURES = 5
@@ -289,16 +294,17 @@ def test_help_lists_the_commands():
 # ----------------------------------------------------------------------
 # Expected failures: one line on stderr, exit status 1 (usage errors: 2)
 # progress lines that may come before the error: a file read, a model read, a
-# fit begun, a ranker's cross-validation begun ("[Ridge] 2-fold ...")
-PROGRESS = ("loaded ", "model: ", "fitting ", "fitted ", "scored ", "[")
+# fit begun, a ranker's cross-validation begun ("[Ridge] 2-fold ..."), a fit
+# ended, rows scored, evaluate's metric convention
+PROGRESS = ("loaded ", "model: ", "fitting ", "fitted ", "scored ", "[", "convention ")
 
 
 def _error_line(err, command):
     """The message of the one error line on ``err``, checked.
 
     Lines before it may only be progress lines (``loaded ...``, ``model:
-    ...``, ``fitting ...``, ``fitted ...``, ``scored ...``, ``[Ridge] ...``) and
-    one-line warnings; a traceback has others.
+    ...``, ``fitting ...``, ``fitted ...``, ``scored ...``, ``[Ridge] ...``,
+    ``convention ...``) and one-line warnings; a traceback has others.
     """
     assert "Traceback" not in err, err
     *progress, last = err.splitlines()
@@ -1400,3 +1406,247 @@ def test_export_option_errors_are_usage_errors(options, message, tmp_path, monke
     assert err.startswith("usage: ") and "Traceback" not in err
     assert err.splitlines()[-1] == f"python -m skrank export: error: {message}"
     assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------
+# Named pipes and devices: refused before they are opened
+def _skrank(argv, *, close=(), stdout=subprocess.PIPE, timeout=120):
+    """``python -m skrank argv`` in a process of its own, with the descriptors ``close`` closed.
+
+    bash closes them (``exec 1>&-``) and runs Python in its place, which then
+    starts with ``sys.stdout`` (``sys.stderr``, ``sys.stdin``) None.
+    """
+    command = [sys.executable, "-m", "skrank", *map(str, argv)]
+    if close:
+        closing = " ".join(f"{fd}>&-" for fd in close)
+        command = ["bash", "-c", f'exec {closing}; exec "$@"', "bash", *command]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
+
+
+needs_mkfifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes (os.mkfifo)")
+
+# where a command reads a file, given a named pipe (its argv, with {pipe})
+PIPE_ARGUMENTS = {
+    "fit": ["fit", "{pipe}", "--ranker", "Ridge", "--out", "{out}"],
+    "fit --stream": ["fit", "{pipe}", "--ranker", "ListNet", "--stream", "--out", "{out}"],
+    "fit --vali": ["fit", "{data}", "--ranker", "ListNet", "--stream", "--vali", "{pipe}",
+                   "--out", "{out}"],
+    "predict model": ["predict", "{pipe}", "{data}"],
+    "predict file": ["predict", "{model}", "{pipe}"],
+    "predict --chunk-rows": ["predict", "{model}", "{pipe}", "--chunk-rows", "10"],
+    "evaluate file": ["evaluate", "{pipe}", "{data}"],
+    "evaluate scores": ["evaluate", "{data}", "{pipe}"],
+    "compare file": ["compare", "{pipe}", "--rankers", "Ridge"],
+    "compare fold": ["compare", "{fold}", "--rankers", "Ridge"],
+}
+
+
+@needs_mkfifo
+@pytest.mark.parametrize("case", list(PIPE_ARGUMENTS))
+def test_a_named_pipe_is_refused_at_once(case, model_file, train_file, tmp_path):
+    fold = tmp_path / "Fold1"
+    fold.mkdir()
+    for split in ("train", "test"):
+        (fold / f"{split}.txt").write_text(train_file.read_text())
+    pipe = fold / "vali.txt" if case == "compare fold" else tmp_path / "pipe.txt"
+    os.mkfifo(pipe)
+    files = {"pipe": pipe, "data": train_file, "model": model_file, "fold": fold,
+             "out": tmp_path / "out.joblib"}
+    argv = [arg.format(**files) for arg in PIPE_ARGUMENTS[case]]
+    # in a process of its own: a command that opened the pipe would wait for a
+    # writer forever, and the timeout makes that a failure, not a hung suite
+    result = _skrank(argv, timeout=60)
+    assert result.returncode == 1, result.stderr
+    expected = {
+        "evaluate scores": (f"{pipe} is a named pipe, not a regular file; python -m skrank "
+                            "reads regular files only: give '-' to read the scores from stdin"),
+        "compare fold": f"{pipe} is a named pipe, not a regular file; expected a LETOR file",
+    }.get(case, f"{pipe} is a named pipe, not a regular file; python -m skrank reads regular "
+                "files only")
+    assert _error_line(result.stderr, argv[0]) == expected
+    assert not files["out"].exists()
+
+
+@pytest.mark.skipif(not Path("/dev/null").is_char_device(), reason="no /dev/null")
+@pytest.mark.parametrize("case", ["predict file", "evaluate scores"])
+def test_a_device_is_refused(case, model_file, train_file, capsys):
+    argv = {"predict file": ["predict", model_file, "/dev/null"],
+            "evaluate scores": ["evaluate", train_file, "/dev/null"]}[case]
+    advice = {"predict file": "", "evaluate scores": ": give '-' to read the scores from stdin"}
+    assert _fails(argv, capsys) == ("/dev/null is a character device, not a regular file; "
+                                    f"python -m skrank reads regular files only{advice[case]}")
+
+
+@needs_mkfifo
+@pytest.mark.parametrize("command", ["fit", "predict"])
+def test_out_is_never_a_named_pipe(command, model_file, train_file, tmp_path, capsys):
+    # the file written beside it would replace the pipe, not write to it
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    argv = {"fit": ["fit", train_file, "--ranker", "Ridge", "--out", pipe],
+            "predict": ["predict", model_file, train_file, "--out", pipe]}[command]
+    assert _fails(argv, capsys) == (f"cannot write {pipe}: it is a named pipe, not a regular "
+                                    "file; --out names a file, replaced once it is completely "
+                                    "written")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+
+
+# ----------------------------------------------------------------------
+# stdout and stderr: closed, full, a pipe whose reader has gone
+needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+
+
+# the commands that write results to stdout, and what the results are called
+STDOUT_COMMANDS = {
+    "predict": (["predict", "{model}", "{data}"], "scores"),
+    "predict --chunk-rows": (["predict", "{model}", "{data}", "--chunk-rows", "10"], "scores"),
+    "evaluate": (["evaluate", "{data}", "{scores}"], "metrics"),
+    "compare": (["compare", "{data}", "--cv", "2", "--rankers", "Ridge"], "table"),
+}
+
+
+def _stdout_command(command, model_file, train_file, tmp_path):
+    """The argv of ``STDOUT_COMMANDS[command]`` on the files of a test, and its results' name."""
+    scores = tmp_path / "scores.txt"
+    assert main(["predict", str(model_file), str(train_file), "--out", str(scores)]) == 0
+    argv, what = STDOUT_COMMANDS[command]
+    files = {"model": model_file, "data": train_file, "scores": scores}
+    return [arg.format(**files) for arg in argv], what
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("command", list(STDOUT_COMMANDS))
+def test_results_on_a_full_disk_are_a_one_line_error(command, model_file, train_file, tmp_path):
+    argv, what = _stdout_command(command, model_file, train_file, tmp_path)
+    with open("/dev/full", "w") as full:
+        result = _skrank(argv, stdout=full)
+    assert result.returncode == 1, result.stderr
+    assert _error_line(result.stderr, argv[0]) == (
+        f"cannot write the {what} to stdout: [Errno 28] No space left on device")
+
+
+@needs_bash
+@pytest.mark.parametrize("command", list(STDOUT_COMMANDS))
+def test_results_to_a_closed_stdout_are_refused_first(command, model_file, train_file, tmp_path):
+    argv, what = _stdout_command(command, model_file, train_file, tmp_path)
+    result = _skrank(argv, close=[1])
+    assert result.returncode == 1, result.stderr
+    advice = "; give --out SCORES" if what == "scores" else ""
+    # before any file is read or any ranker fitted: the error is the only line
+    assert result.stderr == (f"python -m skrank {argv[0]}: error: cannot write the {what} to "
+                             f"stdout: it is closed{advice}\n")
+
+
+@needs_bash
+def test_a_closed_stdout_does_not_stop_the_commands_that_write_files(train_file, tmp_path):
+    model, scores, expected = (tmp_path / n for n in ("model.joblib", "s.txt", "expected.txt"))
+    result = _skrank(["fit", train_file, "--ranker", "Ridge", "--out", model], close=[1])
+    assert result.returncode == 0, result.stderr
+    # the file read chunk by chunk is opened while descriptor 1 is free: it
+    # must not become descriptor 1, which the ranker's output is sent past
+    result = _skrank(["predict", model, train_file, "--chunk-rows", "10", "--out", scores],
+                     close=[1])
+    assert result.returncode == 0, result.stderr
+    assert main(["predict", str(model), str(train_file), "--out", str(expected)]) == 0
+    assert scores.read_text() == expected.read_text()
+
+
+@needs_bash
+def test_a_closed_stderr_loses_the_messages_not_the_status(train_file, tmp_path, capsys):
+    model, expected = tmp_path / "model.joblib", tmp_path / "expected.txt"
+    # joblib's worker processes (n_init runs with n_jobs) start without a stderr too
+    result = _skrank(["fit", train_file, "--ranker", "ListNet", "--param", "max_iter=2",
+                      "--param", "n_init=2", "--param", "n_jobs=2", "--out", model], close=[2])
+    assert result.returncode == 0
+    assert result.stdout == "" and model.exists()
+    result = _skrank(["predict", model, train_file], close=[2])
+    assert result.returncode == 0
+    assert main(["predict", str(model), str(train_file), "--out", str(expected)]) == 0
+    assert result.stdout == expected.read_text()  # the scores, and no message among them
+    result = _skrank(["predict", model, tmp_path / "missing.txt"], close=[2])
+    assert result.returncode == 1
+    assert result.stdout == ""
+
+
+@needs_bash
+def test_scores_from_a_closed_stdin_are_a_one_line_error(train_file):
+    result = _skrank(["evaluate", train_file, "-"], close=[0])
+    assert result.returncode == 1, result.stderr
+    assert _error_line(result.stderr, "evaluate") == (
+        "cannot read the scores from stdin: it is closed")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGPIPE and EPIPE are POSIX's")
+@pytest.mark.parametrize("chunked", [[], ["--chunk-rows", "10"]], ids=["whole", "chunked"])
+def test_a_pipe_whose_reader_has_gone_ends_predict_quietly(chunked, model_file, train_file):
+    read, write = os.pipe()
+    os.close(read)  # as `| head -1` once it has its line, before any score is written
+    try:
+        result = _skrank(["predict", model_file, train_file, *chunked], stdout=write)
+    finally:
+        os.close(write)
+    assert result.returncode == 1
+    # the progress lines, and neither a traceback nor an error line
+    assert all(line.startswith(PROGRESS) for line in result.stderr.splitlines()), result.stderr
+
+
+# ----------------------------------------------------------------------
+# Scores that are not finite are never written
+@pytest.fixture
+def nan_model(model_file, tmp_path):
+    """The Ridge of ``model_file`` with a NaN coefficient, saved as ``fit`` saves a model."""
+    payload = joblib.load(model_file)
+    payload["estimator"].coef_[1] = np.nan
+    path = tmp_path / "nan.joblib"
+    joblib.dump(payload, path)
+    return path
+
+
+@pytest.mark.parametrize("out", ["stdout", "--out"])
+@pytest.mark.parametrize("chunked", [[], ["--chunk-rows", "10"]], ids=["whole", "chunked"])
+def test_predict_refuses_scores_that_are_not_finite(chunked, out, nan_model, train_file,
+                                                    tmp_path, capsys):
+    data = tmp_path / "data.txt"  # a comment first: row i is on line i + 2
+    data.write_text("# the queries of the test\n" + train_file.read_text())
+    argv = ["predict", nan_model, data, *chunked]
+    scores = tmp_path / "scores.txt"
+    if out == "--out":
+        scores.write_text("the previous scores\n")
+        argv += ["--out", scores]
+    n = len(next(iter_letor_chunks(data, chunk_rows=10))[1]) if chunked else (
+        load_letor(data)[0].shape[0])
+    of = f"the {n} scores of rows 1 to {n}" if chunked else f"the {n} scores"
+    dest = scores if out == "--out" else "stdout"
+    assert _fails(argv, capsys) == (
+        f"{n} of {of} of {data} by the Ridge of {nan_model} are not finite (NaN or "
+        f"infinity): lines 2, 3, 4, 5, 6, ... of {data}; no scores written to {dest}"
+    )
+    if out == "--out":
+        assert scores.read_text() == "the previous scores\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_predict_chunk_rows_stops_at_the_first_score_not_finite(model_file, train_file,
+                                                                tmp_path, monkeypatch, capsys):
+    # a model whose arithmetic overflows on one row: 2 * 1e308 is infinite
+    payload = joblib.load(model_file)
+    payload["estimator"].coef_[:] = [2.0, 0.0, 0.0, 0.0, 0.0]
+    model = tmp_path / "overflow.joblib"
+    joblib.dump(payload, model)
+    first, second = (len(c[1]) for c in islice(iter_letor_chunks(train_file, chunk_rows=10), 2))
+    lines = train_file.read_text().splitlines(keepends=True)
+    row = first + 1  # the second row of the second chunk, 0-based
+    lines[row] = re.sub(r" 1:\S+", " 1:1e308", lines[row])
+    data = tmp_path / "data.txt"
+    data.write_text("".join(lines))
+    # blocks of a few lines: the row's line is found across blocks
+    monkeypatch.setattr("skrank.datasets._letor._BLOCK_SIZE", 100)
+    assert main(["predict", str(model), str(data), "--chunk-rows", "10"]) == 1
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == first  # the first chunk's scores
+    assert _error_line(captured.err, "predict") == (
+        f"1 of the {second} scores of rows {first + 1} to {first + second} of {data} by the "
+        f"Ridge of {model} is not finite (NaN or infinity): line {row + 1} of {data}; "
+        f"stopped there, after writing the first {first} scores to stdout"
+    )

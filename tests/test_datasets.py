@@ -1,6 +1,9 @@
 """Tests of skrank.datasets: LETOR loaders, the bundled sample, the generator."""
 
 import gzip
+import os
+import subprocess
+import sys
 import warnings
 import hashlib
 import re
@@ -12,6 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 from skrank.datasets import (
+    iter_letor_chunks,
     load_letor,
     load_letor_fold,
     load_rank_sample,
@@ -182,6 +186,64 @@ def test_load_letor_rejects_bad_n_features(tmp_path, n_features):
 def test_load_letor_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_letor(tmp_path / "absent.txt")
+
+
+# What is not a regular file: each reader refuses it when called, before
+# opening it (opening a named pipe waits for a writer, forever if none comes).
+READERS = {
+    "load_letor": lambda path: load_letor(path),
+    "iter_letor_chunks": lambda path: iter_letor_chunks(path),
+    "load_letor_fold": lambda path: load_letor_fold(path.parent.parent, 1),
+}
+
+
+def _fold_around(path):
+    """A complete Fold1 whose vali split is ``path`` (``tmp/Fold1/vali.txt``)."""
+    for split in ("train", "test"):
+        _write(path.parent / f"{split}.txt", "1 qid:1 1:0.5\n")
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes (os.mkfifo)")
+@pytest.mark.parametrize("reader", list(READERS))
+def test_readers_refuse_a_named_pipe_at_once(reader, tmp_path):
+    pipe = _fold_around(tmp_path / "Fold1" / "vali.txt")
+    os.mkfifo(pipe)
+    # in a process of its own: a reader that opened the pipe would wait
+    # forever, and the timeout makes that a failure, not a hung suite
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from test_datasets import READERS\n"
+        "try:\n"
+        f"    READERS[{reader!r}](Path({str(pipe)!r}))\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=Path(__file__).parent)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        f"{str(pipe)!r} is a named pipe, not a regular file; {reader} reads regular files "
+        "only. Save the data to a file and pass its path.\n"
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/null").is_char_device(), reason="no /dev/null")
+@pytest.mark.parametrize("reader", ["load_letor", "iter_letor_chunks"])
+def test_readers_refuse_a_device(reader):
+    with pytest.raises(ValueError, match=(
+            f"^'/dev/null' is a character device, not a regular file; {reader} reads "
+            "regular files only")):
+        READERS[reader](Path("/dev/null"))
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_readers_refuse_a_folder_at_once(reader, tmp_path):
+    folder = _fold_around(tmp_path / "Fold1" / "vali.txt")
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match=re.escape(repr(str(folder)))):
+        READERS[reader](folder)  # iter_letor_chunks: before any chunk is asked for
 
 
 # --------------------------------------------------------------------------

@@ -12,10 +12,12 @@ five-fold ``Fold1`` .. ``Fold5`` layout of the LETOR benchmarks.
 
 import bz2
 import codecs
+import errno
 import gzip
 import io
 import os
 import re
+import stat
 import sys
 import time
 import warnings
@@ -570,6 +572,72 @@ def _check_no_nul(path, name):
         raise ValueError(f"{name} must not contain a NUL character; got {path!r}.")
 
 
+# What a path is when it is not a regular file, by the type in its stat.
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _file_kind(path):
+    """What ``path`` is when it is not a regular file (``"a named pipe"``, ...), else None.
+
+    Symbolic links are followed. The ``OSError`` of :func:`os.stat` is
+    raised as it is: ``FileNotFoundError`` when nothing is at ``path``.
+    """
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for is_kind, kind in _FILE_KINDS if is_kind(mode)), "a special file")
+
+
+def _check_regular_file(path, reader):
+    """Raise unless ``path`` is a regular file, before anything opens it.
+
+    Opening a named pipe waits until a program opens it for writing, which
+    may never happen; a loader that reads the file twice (the fast parser,
+    then the careful one) or at every epoch cannot read a pipe anyway, and a
+    device or a socket is no data file. A folder raises
+    ``IsADirectoryError``, as opening it would; a missing path
+    ``FileNotFoundError``. ``reader`` names the function in the message.
+    """
+    kind = _file_kind(path)
+    if kind is None:
+        return
+    if kind == "a folder":
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    raise ValueError(
+        f"{os.fspath(path)!r} is {kind}, not a regular file; {reader} reads regular "
+        "files only. Save the data to a file and pass its path."
+    )
+
+
+def _lines_of_rows(path, rows):
+    """The line numbers (1-based) of the data rows ``rows`` (0-based, increasing) of ``path``.
+
+    A row is a data line as the loaders count them (blank and comment-only
+    lines are none), so the rows of :func:`load_letor`'s arrays, or of the
+    chunks of :func:`iter_letor_chunks` one after the other, are found on
+    the lines of the file. The file is read until the last of ``rows``; rows
+    beyond its end (a file changed since it was loaded) have no line and are
+    left out.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    lines = np.empty(rows.size, dtype=np.int64)
+    done = seen = 0
+    for text, first_line in _iter_blocks(path):
+        numbers = _data_line_numbers(text, first_line)
+        stop = done + int(np.searchsorted(rows[done:], seen + numbers.size))
+        lines[done:stop] = numbers[rows[done:stop] - seen]
+        done, seen = stop, seen + numbers.size
+        if done == rows.size:
+            break
+    return lines[:done]
+
+
 _ENGINES = ("auto", "numpy", "pandas", "sklearn")
 # Threads that parse blocks at once; each holds a block and its temporaries.
 _MAX_THREADS = 4
@@ -926,6 +994,7 @@ def _load_files(
     """
     for path in paths:
         _check_no_nul(path, "path")
+        _check_regular_file(path, name)
     dtype = _check_float_dtype(dtype)
     parser = _block_parser(engine) if dense else None
     results, needed, widests = [], [], []
@@ -1039,8 +1108,9 @@ def load_letor(
     Parameters
     ----------
     path : str or os.PathLike
-        Path of the file. A name ending in ``.gz`` (or ``.bz2``) is
-        decompressed on the fly; any other name is read as plain text.
+        Path of the file, a regular file (see Notes). A name ending in
+        ``.gz`` (or ``.bz2``) is decompressed on the fly; any other name is
+        read as plain text.
 
     n_features : int, default=None
         Number of columns of ``X``. ``None`` takes the largest feature index
@@ -1122,6 +1192,9 @@ def load_letor(
         Every message names the file and, for a bad line, its line number.
 
         If ``path`` holds a NUL character (which no file name can).
+
+        If ``path`` is a named pipe, a socket or a device (``/dev/null``
+        among them), not a regular file: raised before it is opened.
     MemoryError
         If a dense ``X`` would not fit in the memory available, before it is
         allocated: the message names the largest feature index with its
@@ -1130,6 +1203,8 @@ def load_letor(
         Notes).
     FileNotFoundError
         If ``path`` does not exist.
+    IsADirectoryError
+        If ``path`` is a folder.
 
     Warns
     -----
@@ -1165,6 +1240,13 @@ def load_letor(
     docids agree in every case and a line number in an error message counts
     every kind of line end. A UTF-8 byte order mark at the start of the
     file, which some editors write, is dropped.
+
+    Only regular files are read. A named pipe (FIFO), a socket or a device
+    is refused with a ``ValueError`` naming the path and what it is, before
+    it is opened: opening a pipe waits for a program to write to it, forever
+    if none does, and a file whose lines turn out irregular is read twice
+    (below), which a pipe cannot be. Data that come through a pipe are saved
+    to a file first.
 
     Memory. A file whose lines all list the same features in order is read
     in blocks of whole lines of about 4 MiB, decompressed on the fly for
@@ -1473,7 +1555,8 @@ def iter_letor_chunks(
     Parameters
     ----------
     path : str or os.PathLike
-        Path of the file, as in :func:`load_letor`.
+        Path of the file, a regular file (see Notes), as in
+        :func:`load_letor`.
 
     chunk_rows : int, default=100_000
         Number of rows to aim at in each chunk. A chunk holds the most whole
@@ -1522,6 +1605,9 @@ def iter_letor_chunks(
         ``0:`` with ``zero_based=False``, a corrupt compressed file, a file
         without data lines): every message names the file and the line,
         counted from the start of the file.
+
+        If ``path`` is a named pipe, a socket or a device, not a regular
+        file (raised by the call, before any chunk).
     MemoryError
         If a chunk's dense ``X`` would not fit in the memory available,
         before it is allocated: the message names the line of the largest
@@ -1529,6 +1615,8 @@ def iter_letor_chunks(
         the way out, ``n_features`` or a smaller ``chunk_rows``.
     FileNotFoundError
         If ``path`` does not exist (raised by the call, before any chunk).
+    IsADirectoryError
+        If ``path`` is a folder (raised by the call, before any chunk).
 
     Warns
     -----
@@ -1561,6 +1649,15 @@ def iter_letor_chunks(
     the lines with a qid in the whole file; a block of a file, not the
     file, is what the reader has seen when it finds one.
 
+    Only regular files are read, as by :func:`load_letor`. A stream could
+    read a pipe once, but opening a named pipe (FIFO) waits for a program to
+    write to it, forever if none does, and a streamed fit
+    (:func:`skrank.stream.fit_stream`) reads its file again at every epoch;
+    a named pipe, a socket or a device is therefore refused with a
+    ``ValueError`` when the function is called. The function takes a path,
+    not an open file object: data that come through a pipe are saved to a
+    file first.
+
     Examples
     --------
     >>> import os, tempfile
@@ -1580,7 +1677,8 @@ def iter_letor_chunks(
     """
     _check_no_nul(path, "path")
     dtype = _check_float_dtype(dtype)
-    os.stat(path)  # a missing file raises here, not at the first chunk
+    # a missing file or a named pipe raises here, not at the first chunk
+    _check_regular_file(path, "iter_letor_chunks")
     return _iter_chunks(
         path, chunk_rows=chunk_rows, n_features=n_features, dtype=dtype,
         zero_based=zero_based, engine=engine,
@@ -1598,7 +1696,8 @@ def _find_split_file(folder, split):
     """The file of ``split`` in ``folder``, and every candidate looked for."""
     candidates = [folder / f"{split}{suffix}" for suffix in _SPLIT_SUFFIXES]
     for candidate in candidates:
-        if candidate.is_file():
+        # anything by that name, which the loader refuses unless it is a file
+        if candidate.exists():
             return candidate, candidates
     return None, candidates
 
@@ -1684,6 +1783,8 @@ def load_letor_fold(
     FileNotFoundError
         If one of the three files is missing; the message lists every path
         that was tried.
+    IsADirectoryError
+        If ``train.txt`` (or another split's name) is a folder.
     ValueError
         If ``fold`` is not one of 1 .. 5 or ``"Fold1"`` .. ``"Fold5"`` (a
         bool is neither: ``fold=True`` is not ``Fold1``), or a
@@ -1691,6 +1792,8 @@ def load_letor_fold(
         ``0:`` with ``zero_based=False``, a line scikit-learn's parser
         rejects, a corrupt ``.gz`` file, ...); the message names the file.
         If ``root`` holds a NUL character (which no folder name can).
+        If a split's file is a named pipe, a socket or a device, not a
+        regular file (see :func:`load_letor`).
     MemoryError
         If a dense ``X`` would not fit in the memory available, as in
         :func:`load_letor`; the message names the file and line of the
@@ -1709,7 +1812,9 @@ def load_letor_fold(
     Notes
     -----
     Each split is read from ``<split>.txt`` if present, otherwise from
-    ``<split>.txt.gz``; the three splits may mix both forms.
+    ``<split>.txt.gz``; the three splits may mix both forms. Each must be a
+    regular file: a named pipe, a socket or a device by that name is refused
+    before any file is read, as :func:`load_letor` refuses it.
 
     The three files are read with one convention, ``zero_based``, never one
     guessed per file (see :func:`load_letor`), so their columns agree.
