@@ -39,11 +39,11 @@ def write_atomically(path, write, *, binary=False):
     -----
     The temporary file is created in the folder of ``path`` (a hidden name
     starting with ``.`` and ending in ``.tmp``), so that the final
-    :func:`os.replace` is a rename within one file system, which POSIX makes
+    ``os.replace`` is a rename within one file system, which POSIX makes
     atomic: a reader of ``path`` sees the old file or the new one, never a
-    mixture. The new file gets the permissions :func:`open` would give a new
+    mixture. The new file gets the permissions ``open`` would give a new
     file (``0o666`` less the umask), not the ``0o600`` of
-    :func:`tempfile.mkstemp`.
+    ``tempfile.mkstemp``.
 
     Examples
     --------
