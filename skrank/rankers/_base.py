@@ -430,8 +430,12 @@ class BaseRanker(BaseEstimator):
         """``(advice, extreme)`` on the solver's step size of a diverged fit; None without one."""
         return None, False
 
-    def _check_warm_network(self, network):
-        """Raise if the fitted network cannot continue under the current parameters."""
+    def _check_warm_network(self, network, by=None):
+        """Raise if the fitted network cannot continue under the current parameters.
+
+        ``by``: what continues it, a :class:`Continuation` for the messages
+        (:data:`WARM_START` when None).
+        """
 
     def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val):
         """``(X_val, y_val, layout)`` of a given validation set, or None."""
@@ -541,6 +545,21 @@ class BaseRanker(BaseEstimator):
         tags.target_tags.required = True
         return tags
 
+
+@dataclass(frozen=True)
+class Continuation:
+    """What continues a fitted network, and how to start a new one instead (for messages)."""
+
+    continues: str
+    instead: str
+
+
+WARM_START = Continuation("warm_start=True continues",
+                          "set warm_start=False to fit a new network")
+PARTIAL_FIT = Continuation(
+    "partial_fit continues",
+    "partial_fit always continues the fitted network: call fit, or partial_fit on "
+    "sklearn.base.clone(ranker), to start a new one")
 
 #: What :meth:`NeuralRanker.partial_fit` keeps between calls: the solver's
 #: state, the last query of the previous call, the unit of the query weights.
@@ -905,7 +924,7 @@ class NeuralRanker(BaseRanker):
         return self
 
     def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True, order=None,
-                     prepared=None):
+                     prepared=None, by=None):
         """:meth:`partial_fit`; returns ``(n_queries, prepared)``.
 
         ``n_queries``: the number of queries stepped over; ``prepared``: the
@@ -917,7 +936,8 @@ class NeuralRanker(BaseRanker):
         the order of their first rows (a shuffled stream, without moving
         its rows). ``prepared``: the ``prepared`` an earlier call returned
         for the same labels, query ids and weights (a stream's next epoch),
-        used instead of preparing the loss again.
+        used instead of preparing the loss again. ``by``: what continues a
+        fitted network, for the messages (:data:`PARTIAL_FIT` when None).
         """
         if self.learning_rate_decay < 1.0:
             raise ValueError(
@@ -943,7 +963,7 @@ class NeuralRanker(BaseRanker):
             n_iter, loss_curve, t, n_queries = 0, [], 0, 0
         else:
             network, params = restore_network(vars(self))
-            self._check_warm_network(network)
+            self._check_warm_network(network, PARTIAL_FIT if by is None else by)
             seed = self._loss_seed
             kind, memory = getattr(self, "_solver_memory", (None, None))
             if kind != self.solver:  # fitted by fit, or another solver: a fresh state
@@ -1005,15 +1025,15 @@ class NeuralRanker(BaseRanker):
     def _make_network(self, n_features):
         return make_network(n_features, self._hidden_sizes(), self.activation)
 
-    def _check_warm_network(self, network):
+    def _check_warm_network(self, network, by=None):
+        by = WARM_START if by is None else by
         linear = isinstance(network, LinearNetwork)
         hidden = self._hidden_sizes()
         if linear != (len(hidden) == 0):
             raise ValueError(
-                f"warm_start=True continues the fitted {'linear' if linear else 'MLP'} "
+                f"{by.continues} the fitted {'linear' if linear else 'MLP'} "
                 f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
-                f"{'an MLP' if linear else 'a linear model'}; set warm_start=False to "
-                "fit a new network."
+                f"{'an MLP' if linear else 'a linear model'}; {by.instead}."
             )
         if linear:
             return
@@ -1024,13 +1044,13 @@ class NeuralRanker(BaseRanker):
         ) == 1 and fitted[0] % hidden[0] == 0
         if not widths_match:
             raise ValueError(
-                f"warm_start=True continues the fitted MLP of hidden layers {fitted}, but "
+                f"{by.continues} the fitted MLP of hidden layers {fitted}, but "
                 f"hidden_layer_sizes={self.hidden_layer_sizes!r} asks for another network; "
-                "set warm_start=False to fit a new one."
+                f"{by.instead}."
             )
         if network.activation != self.activation:
             raise ValueError(
-                f"warm_start=True continues the MLP fitted with activation="
-                f"{network.activation!r}, but got activation={self.activation!r}; set "
-                "warm_start=False to fit a new one."
+                f"{by.continues} the MLP fitted with activation="
+                f"{network.activation!r}, but got activation={self.activation!r}; "
+                f"{by.instead}."
             )

@@ -20,6 +20,7 @@ from .._core._fit import StoppingRule
 from ..losses import BoltzRankLoss
 from ..rankers._base import (
     _STREAM_ATTRIBUTES,
+    WARM_START,
     NeuralRanker,
     _has_signal,
     _validation_scorer,
@@ -338,8 +339,9 @@ def _run_epochs(ranker, chunks, given, shuffle, buffer_chunks, cache):
                  else ((X, y, q, None) for X, y, q in labelled))
         for index, (X, y, q, order) in enumerate(parts):
             prepared = cache.get(index, y, q)
+            # only warm_start=True continues a fitted network here
             queries, rows = ranker._partial_fit(X, y, q, None, check_split=False, order=order,
-                                                prepared=prepared)
+                                                prepared=prepared, by=WARM_START)
             if prepared is None:
                 cache.put(index, y, q, rows)
             del rows, prepared
