@@ -241,7 +241,13 @@ def _feature_names(feature_names, model, n_features):
             "feature_names must be a sequence of strings, one per feature; got "
             f"the string {feature_names!r}."
         )
-    names = list(feature_names)
+    try:
+        names = list(feature_names)
+    except TypeError:  # not iterable: list() would name no parameter
+        raise TypeError(
+            "feature_names must be a sequence of strings, one per feature; got "
+            f"{feature_names!r} ({type(feature_names).__name__})."
+        ) from None
     for position, name in enumerate(names):
         if not isinstance(name, str):
             raise TypeError(
