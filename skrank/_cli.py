@@ -67,6 +67,7 @@ from ._compare import (
     run_letor,
 )
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
+from .datasets._letor import FeatureWidthError
 from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
@@ -222,10 +223,20 @@ def _in_cli_terms(message):
     return message.replace("pass zero_based=True.", "pass --zero-based.")
 
 
-def _load(path, *, n_features=None, zero_based=False, verbose=False):
+def _too_wide_for_model(exc, model):
+    """The message of a :class:`FeatureWidthError` ``exc`` when ``model`` fixed the width."""
+    where = exc.path if exc.line is None else f"line {exc.line} of {exc.path}"
+    return (f"{where} has a feature in column {exc.column}, but the model {model} was "
+            f"fitted on {exc.width} features: score files with the features of its "
+            "training data")
+
+
+def _load(path, *, n_features=None, zero_based=False, verbose=False, model=None):
     """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`.
 
     ``verbose`` adds the loader's progress lines (rows, MB read, MB/s) on stderr.
+    ``model``: the model file whose width ``n_features`` is, for the message
+    of a file with more features.
     """
     path = Path(path)
     _check_file(path)
@@ -234,6 +245,10 @@ def _load(path, *, n_features=None, zero_based=False, verbose=False):
         X, y, qid = load_letor(
             path, n_features=n_features, zero_based=zero_based, verbose=verbose
         )
+    except FeatureWidthError as exc:
+        if model is None:
+            raise CommandError(str(exc)) from None
+        raise CommandError(_too_wide_for_model(exc, model)) from None
     except ValueError as exc:  # the loader's messages name the file
         raise CommandError(_in_cli_terms(str(exc))) from None
     except OSError as exc:
@@ -387,10 +402,18 @@ def _fit_streamed(est, args, shown):
     validation, n_features = {}, args.n_features
     chunk_rows = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
     if args.vali is not None:
-        if n_features is None:  # the stream's width, fixed by its first chunk
-            n_features = _first_chunk_width(args.train, chunk_rows, args.zero_based)
         X_val, y_val, qid_val = _load(args.vali, n_features=n_features,
                                       zero_based=args.zero_based)
+        if n_features is None:  # the stream's width, fixed by its first chunk
+            n_features = _first_chunk_width(args.train, chunk_rows, args.zero_based)
+            if X_val.shape[1] > n_features:
+                raise CommandError(
+                    f"{args.vali} has {X_val.shape[1]} features, but the stream of "
+                    f"{args.train} has {n_features}, the width of its first chunk (about "
+                    f"{chunk_rows} rows): pass --n-features with the width of the data set"
+                )
+            X_val = np.hstack([X_val, np.zeros((X_val.shape[0], n_features - X_val.shape[1]),
+                                               dtype=X_val.dtype)])
         validation = {"X_val": X_val, "y_val": y_val, "qid_val": qid_val}
     _log(f"fitting {shown} over {args.train}, read in chunks of about {chunk_rows} rows "
          f"at every epoch (at most {est.max_iter}) ...")
@@ -399,6 +422,16 @@ def _fit_streamed(est, args, shown):
         with _progress_on_stderr():
             fit_stream(est, args.train, chunk_rows=chunk_rows, n_features=n_features,
                        zero_based=args.zero_based, **validation)
+    except FeatureWidthError as exc:
+        where = exc.path if exc.line is None else f"line {exc.line} of {exc.path}"
+        fixed = (f"--n-features {exc.width}" if args.n_features is not None else
+                 f"the {exc.width} features of the first chunk (about {chunk_rows} rows), "
+                 "which fix the width of the stream")
+        raise CommandError(
+            f"fitting {args.ranker} over {args.train} failed: {where} has a feature in "
+            f"column {exc.column}, beyond {fixed}: pass --n-features with the width of "
+            "the data set"
+        ) from None
     except (ValueError, TypeError) as exc:  # the reader's messages name the file
         raise CommandError(
             f"fitting {args.ranker} over {args.train} failed: {_in_cli_terms(str(exc))}"
@@ -481,7 +514,8 @@ def _cmd_predict(args, parser):
              "training file (fit --zero-based)")
     if args.chunk_rows is not None:
         return _predict_streamed(payload, args, zero_based)
-    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=zero_based)
+    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=zero_based,
+                      model=args.model)
     start = time.perf_counter()
     try:
         with _progress_on_stderr():
@@ -522,6 +556,8 @@ def _predict_streamed(payload, args, zero_based):
             write(sys.stdout)
         else:
             write_atomically(args.out, write)
+    except FeatureWidthError as exc:
+        raise CommandError(_too_wide_for_model(exc, args.model)) from None
     except ValueError as exc:
         raise CommandError(
             f"predicting {args.file} failed: {_in_cli_terms(str(exc))}") from None

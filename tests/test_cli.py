@@ -1115,6 +1115,32 @@ def test_predict_chunk_rows_keeps_the_old_scores_on_error(train_file, test_file,
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+@pytest.mark.parametrize("chunk_rows", [None, "15"], ids=["whole", "chunks"])
+def test_predict_names_the_model_width_a_file_exceeds(chunk_rows, model_file, tmp_path,
+                                                      capsys):
+    # the width is the model's: predict has no --n-features to pass
+    wide = _write_letor(tmp_path / "wide.txt",
+                        *make_ranking(n_queries=4, n_docs=3, n_features=N_FEATURES + 2,
+                                      random_state=4))
+    argv = ["predict", model_file, wide] + ([] if chunk_rows is None else
+                                           ["--chunk-rows", chunk_rows])
+    message = _fails(argv, capsys)
+    assert re.search(rf"(line 1 of )?.*wide\.txt has a feature in column {N_FEATURES + 2}, but "
+                     rf"the model .*model\.joblib was fitted on {N_FEATURES} features", message)
+    assert "n_features" not in message
+
+
+def test_fit_stream_vali_wider_than_the_stream_names_both(train_file, tmp_path, capsys):
+    vali = _write_letor(tmp_path / "vali.txt",
+                        *make_ranking(n_queries=4, n_docs=3, n_features=N_FEATURES + 2,
+                                      random_state=4))
+    message = _fails(["fit", train_file, "--ranker", "ListNet", "--out", tmp_path / "m.joblib",
+                      "--stream", "--vali", vali], capsys)
+    assert re.search(rf"vali\.txt has {N_FEATURES + 2} features, but the stream of .*train\.txt "
+                     rf"has {N_FEATURES}, the width of its first chunk .* pass --n-features",
+                     message)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--ranker", "LogRank", "--stream"], r"--stream trains with partial_fit, which LogRank "
                                           r"has not \(not a stochastic ranker\)"),
