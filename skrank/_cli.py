@@ -152,6 +152,13 @@ def _param(text):
     return name, value
 
 
+def _path(text):
+    """A file or folder name; not empty, which ``Path("")`` would make the current folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name; got an empty string ''")
+    return Path(text)
+
+
 def _positive_int(text):
     """An int >= 1 (``--k``, ``--n-features``)."""
     try:
@@ -728,9 +735,9 @@ def _build_parser():
             "--param verbose=1, go to stderr."
         ),
     )
-    fit.add_argument("train", type=Path, metavar="TRAIN", help="LETOR file to fit on")
+    fit.add_argument("train", type=_path, metavar="TRAIN", help="LETOR file to fit on")
     fit.add_argument("--ranker", required=True, choices=list(RANKERS), help="ranker to fit")
-    fit.add_argument("--out", required=True, type=Path, help="where to save the model (joblib)")
+    fit.add_argument("--out", required=True, type=_path, help="where to save the model (joblib)")
     fit.add_argument(
         "--param", type=_param, action="append", metavar="NAME=VALUE",
         help=("set a parameter of the ranker; repeat for several. VALUE is a Python literal "
@@ -751,7 +758,7 @@ def _build_parser():
                      help=f"--stream: rows per chunk (default {DEFAULT_CHUNK_ROWS})")
     fit.add_argument("--epochs", type=_positive_int, metavar="N",
                      help="--stream: the most epochs (the ranker's max_iter)")
-    fit.add_argument("--vali", type=Path, metavar="FILE",
+    fit.add_argument("--vali", type=_path, metavar="FILE",
                      help=("--stream: LETOR file of validation queries for early stopping "
                            "(read into memory)"))
     fit.set_defaults(run=_cmd_fit, parser=fit)
@@ -766,9 +773,9 @@ def _build_parser():
             "zero-based when the model was fitted with --zero-based (a model records it)."
         ),
     )
-    predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
-    predict.add_argument("file", type=Path, metavar="FILE", help="LETOR file to score")
-    predict.add_argument("--out", type=Path, metavar="SCORES",
+    predict.add_argument("model", type=_path, metavar="MODEL", help="model saved by 'fit'")
+    predict.add_argument("file", type=_path, metavar="FILE", help="LETOR file to score")
+    predict.add_argument("--out", type=_path, metavar="SCORES",
                          help="file for the scores (default: stdout)")
     predict.add_argument("--zero-based", action="store_true",
                          help=ZERO_BASED_HELP + " (default: as the model's training file)")
@@ -789,10 +796,10 @@ def _build_parser():
             "completely written."
         ),
     )
-    export.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
+    export.add_argument("model", type=_path, metavar="MODEL", help="model saved by 'fit'")
     export.add_argument("--format", required=True, choices=["onnx", "es-linear"],
                         help="what to write")
-    export.add_argument("--out", required=True, type=Path, help="file to write")
+    export.add_argument("--out", required=True, type=_path, help="file to write")
     export.add_argument("--dtype", choices=["float32", "float64"],
                         help="onnx: element type of the graph (default: float32)")
     export.add_argument("--feature-names", metavar="NAMES",
@@ -814,7 +821,7 @@ def _build_parser():
             "script's (Eval-Score-3.0.pl)."
         ),
     )
-    evaluate.add_argument("file", type=Path, metavar="FILE", help="LETOR file with labels and qid")
+    evaluate.add_argument("file", type=_path, metavar="FILE", help="LETOR file with labels and qid")
     evaluate.add_argument("scores", metavar="SCORES", help="scores, one per line ('-': stdin)")
     evaluate.add_argument("--k", type=_positive_int, nargs="+", default=list(DEFAULT_CUTOFFS),
                           help="NDCG cutoffs (default: 1 3 5 10)")
@@ -839,10 +846,10 @@ def _build_parser():
         ),
     )
     compare.add_argument(
-        "path", nargs="?", type=Path, metavar="DATA",
+        "path", nargs="?", type=_path, metavar="DATA",
         help="a LETOR file, a LETOR fold folder, or a folder of Fold1..Fold5 (same as --data)",
     )
-    compare.add_argument("--data", type=Path,
+    compare.add_argument("--data", type=_path,
                          help="a LETOR file, a fold folder, or a folder of Fold1..Fold5")
     compare.add_argument("--cv", type=int, default=5,
                          help="number of grouped folds of the cross-validation (default 5)")

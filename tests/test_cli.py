@@ -1384,3 +1384,18 @@ def test_export_option_errors_are_usage_errors(options, message, tmp_path, monke
     assert err.startswith("usage: ") and "Traceback" not in err
     assert err.splitlines()[-1] == f"python -m skrank export: error: {message}"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["fit", "TRAIN", "--ranker", "ListNet", "--out", "", "--stream"],
+    ["fit", "TRAIN", "--ranker", "ListNet", "--out", "OUT", "--stream", "--vali", ""],
+    ["predict", "MODEL", "", "--chunk-rows", "5"],
+    ["export", "", "--format", "onnx", "--out", "OUT"],
+], ids=["fit-out", "fit-vali", "predict-file", "export-model"])
+def test_an_empty_file_name_is_a_usage_error(argv, model_file, train_file, tmp_path, capsys):
+    # Path("") is ".", the current folder: the message would name a folder never given
+    given = {"TRAIN": str(train_file), "MODEL": str(model_file), "OUT": str(tmp_path / "o")}
+    with pytest.raises(SystemExit) as exit_:
+        main([given.get(a, a) for a in argv])
+    assert exit_.value.code == 2
+    assert re.search(r"expected a file name; got an empty string ''", capsys.readouterr().err)
