@@ -915,6 +915,16 @@ def test_partial_fit_refuses_a_query_split_across_calls(stochastic_class, data):
     assert_array_equal(_params(ranker), fitted)  # the failed call changed nothing
 
 
+def test_partial_fit_without_qid_twice_names_qid_none(stochastic_class, data):
+    # qid=None is one query of id 0 in every call: the message must not show an id never given
+    X, y, _ = data
+    ranker = _fast(stochastic_class).partial_fit(X[:20], y[:20])
+    with pytest.raises(ValueError, match=r"qid=None makes the rows of a call one query, and "
+                                         r"the previous partial_fit call's last query had the "
+                                         r"same id \(0\).* Pass qid"):
+        ranker.partial_fit(X[20:40], y[20:40])
+
+
 @pytest.mark.parametrize("params, match", [
     ({"learning_rate_decay": 0.5}, r"learning_rate_decay=0\.5 decays the step size .* "
                                    r"partial_fit sees no epochs"),

@@ -619,12 +619,13 @@ def _last_line(layout, query):
                                                               layout.offsets[query + 1]].max())
 
 
-def _check_continues(ranker, layout, order):
+def _check_continues(ranker, layout, order, qid_given=True):
     """Raise if a :meth:`partial_fit` call opens with the previous call's last query.
 
     Only the first query of a call (in row order) can continue the previous
     call's last one; the same query later in a call is a new pass over it
-    (the next epoch of a loop over the same chunks).
+    (the next epoch of a loop over the same chunks). ``qid_given``: False
+    when the call had ``qid=None`` (its rows one query, of id 0).
     """
     last = getattr(ranker, "_last_query", None)
     if last is None:
@@ -633,6 +634,13 @@ def _check_continues(ranker, layout, order):
     first = layout.unique_qid[order[0]]
     if getattr(first, "item", lambda: first)() == qid:
         first_row = 0
+        if not qid_given:
+            raise ValueError(
+                "qid=None makes the rows of a call one query, and the previous "
+                "partial_fit call's last query had the same id (0): this call would "
+                "continue it, training on one list in two halves. Pass qid (one id per "
+                "row, the queries of each call whole)."
+            )
         raise ValueError(
             f"qid={qid!r} continues a query of the previous partial_fit call (its last "
             f"row there was row {line}; here it starts at row {first_row}): a query must "
@@ -951,7 +959,7 @@ class NeuralRanker(BaseRanker):
         layout = data.layout
         order = _first_appearance(layout) if order is None else order
         if not first and check_split:
-            _check_continues(self, layout, order)
+            _check_continues(self, layout, order, qid_given=qid is not None)
         solver = self._make_solver()
         loss = self._make_loss()
         if first:
