@@ -707,3 +707,9 @@ def test_streams_score_with_an_estimator_whose_predict_takes_no_qid(train):
 def test_fit_stream_refuses_what_is_no_ranker(train, ranker, match):
     with pytest.raises(TypeError, match=match):
         fit_stream(ranker, train)
+
+
+@pytest.mark.parametrize("shuffle", ["no", None, 0])
+def test_fit_stream_shuffle_must_be_a_bool(train, shuffle):
+    with pytest.raises(ValueError, match=rf"shuffle must be True or False; got {shuffle!r}"):
+        fit_stream(_ranker(ListNetRanker), train, shuffle=shuffle)

@@ -230,6 +230,9 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     if not isinstance(buffer_chunks, (int, np.integer)) or isinstance(buffer_chunks, bool) or (
             buffer_chunks < 1):
         raise ValueError(f"buffer_chunks must be a positive integer; got {buffer_chunks!r}.")
+    if not isinstance(shuffle, (bool, np.bool_)):
+        # "no" or None would be read by their truth value
+        raise ValueError(f"shuffle must be True or False; got {shuffle!r}.")
     chunks = query_chunks(source, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}),
                           label=label, qid=qid, n_features=n_features, dtype=dtype,
                           zero_based=zero_based)
