@@ -116,7 +116,8 @@ class _LinearScore:
 
 def _step_label(name, step):
     """How an error names ``step``: by its class, and its Pipeline step name if any."""
-    kind = type(step).__name__
+    # a class given for a fitted model is named as such, not as "type"
+    kind = f"the class {step.__name__}" if isinstance(step, type) else type(step).__name__
     return kind if name is None else f"step {name!r} ({kind})"
 
 
