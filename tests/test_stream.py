@@ -713,3 +713,13 @@ def test_fit_stream_refuses_what_is_no_ranker(train, ranker, match):
 def test_fit_stream_shuffle_must_be_a_bool(train, shuffle):
     with pytest.raises(ValueError, match=rf"shuffle must be True or False; got {shuffle!r}"):
         fit_stream(_ranker(ListNetRanker), train, shuffle=shuffle)
+
+
+def test_query_ids_of_two_kinds_raise(train):
+    # integer and string ids cannot be compared to find a query that comes back
+    X, y, qid = train
+    parts = [(X[:300], y[:300], qid[:300].astype(str)), (X[300:], y[300:], qid[300:])]
+    with pytest.raises(ValueError, match=r"The query ids of the chunk starting at row 0 of "
+                                         r"array 1 are integers, but those of the chunks "
+                                         r"before are strings"):
+        list(query_chunks(parts))

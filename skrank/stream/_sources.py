@@ -47,6 +47,7 @@ class _WholeQueries:
         self.parts = []  # (chunk, sorted ids, row where each ended) of finished queries
         self.top = None  # the largest finished id
         self.open = None  # (qid, chunk, row) of the query the last chunk ended with
+        self.kind = None  # "integers" or "strings": the ids of every chunk are of one kind
 
     def _first_stopped(self, runs):
         """``(i, (chunk, row))``: the first of ``runs`` that finished before, and where."""
@@ -65,6 +66,15 @@ class _WholeQueries:
         its rows stopped is named, with the row where they stopped and the
         row where they start again.
         """
+        kind = "strings" if qid.dtype.kind in "USO" else "integers"
+        if self.kind is None:
+            self.kind = kind
+        elif kind != self.kind:  # ids of two kinds never compare equal, nor in order
+            raise ValueError(
+                f"The query ids of the chunk starting at {self.where(chunk, 0)} are "
+                f"{kind}, but those of the chunks before are {self.kind}: the qid of a "
+                "stream must all be integers or all be strings."
+            )
         n = len(qid)
         starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
         ends = np.r_[starts[1:], n] - 1
