@@ -83,7 +83,7 @@ from ._compare import (
     run_letor,
 )
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
-from .datasets._letor import _file_kind, _lines_of_rows
+from .datasets._letor import FeatureWidthError, _file_kind, _lines_of_rows
 from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
 from .rankers._registry import ABSENT, RANKERS
@@ -275,6 +275,13 @@ def _param(text):
     return name, value
 
 
+def _path(text):
+    """A file or folder name; not empty, which ``Path("")`` would make the current folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name; got an empty string ''")
+    return Path(text)
+
+
 def _positive_int(text):
     """An int >= 1 (``--k``, ``--n-features``)."""
     try:
@@ -394,10 +401,20 @@ def _in_cli_terms(message):
     return message
 
 
-def _load(path, *, n_features=None, zero_based=False, verbose=False):
+def _too_wide_for_model(exc, model):
+    """The message of a :class:`FeatureWidthError` ``exc`` when ``model`` fixed the width."""
+    where = exc.path if exc.line is None else f"line {exc.line} of {exc.path}"
+    return (f"{where} has a feature in column {exc.column}, but the model {model} was "
+            f"fitted on {exc.width} features: score files with the features of its "
+            "training data")
+
+
+def _load(path, *, n_features=None, zero_based=False, verbose=False, model=None):
     """``(X, y, qid)`` of a LETOR file, logging its size; errors as :class:`CommandError`.
 
     ``verbose`` adds the loader's progress lines (rows, MB read, MB/s) on stderr.
+    ``model``: the model file whose width ``n_features`` is, for the message
+    of a file with more features.
     """
     path = Path(path)
     _check_file(path)
@@ -406,6 +423,10 @@ def _load(path, *, n_features=None, zero_based=False, verbose=False):
         X, y, qid = load_letor(
             path, n_features=n_features, zero_based=zero_based, verbose=verbose
         )
+    except FeatureWidthError as exc:
+        if model is None:
+            raise CommandError(str(exc)) from None
+        raise CommandError(_too_wide_for_model(exc, model)) from None
     except ValueError as exc:  # the loader's messages name the file
         raise CommandError(_in_cli_terms(str(exc))) from None
     except OSError as exc:
@@ -570,10 +591,18 @@ def _fit_streamed(est, args, shown):
     validation, n_features = {}, args.n_features
     chunk_rows = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
     if args.vali is not None:
-        if n_features is None:  # the stream's width, fixed by its first chunk
-            n_features = _first_chunk_width(args.train, chunk_rows, args.zero_based)
         X_val, y_val, qid_val = _load(args.vali, n_features=n_features,
                                       zero_based=args.zero_based)
+        if n_features is None:  # the stream's width, fixed by its first chunk
+            n_features = _first_chunk_width(args.train, chunk_rows, args.zero_based)
+            if X_val.shape[1] > n_features:
+                raise CommandError(
+                    f"{args.vali} has {X_val.shape[1]} features, but the stream of "
+                    f"{args.train} has {n_features}, the width of its first chunk (about "
+                    f"{chunk_rows} rows): pass --n-features with the width of the data set"
+                )
+            X_val = np.hstack([X_val, np.zeros((X_val.shape[0], n_features - X_val.shape[1]),
+                                               dtype=X_val.dtype)])
         validation = {"X_val": X_val, "y_val": y_val, "qid_val": qid_val}
     _log(f"fitting {shown} over {args.train}, read in chunks of about {chunk_rows} rows "
          f"at every epoch (at most {est.max_iter}) ...")
@@ -582,6 +611,16 @@ def _fit_streamed(est, args, shown):
         with _progress_on_stderr():
             fit_stream(est, args.train, chunk_rows=chunk_rows, n_features=n_features,
                        zero_based=args.zero_based, **validation)
+    except FeatureWidthError as exc:
+        where = exc.path if exc.line is None else f"line {exc.line} of {exc.path}"
+        fixed = (f"--n-features {exc.width}" if args.n_features is not None else
+                 f"the {exc.width} features of the first chunk (about {chunk_rows} rows), "
+                 "which fix the width of the stream")
+        raise CommandError(
+            f"fitting {args.ranker} over {args.train} failed: {where} has a feature in "
+            f"column {exc.column}, beyond {fixed}: pass --n-features with the width of "
+            "the data set"
+        ) from None
     except (ValueError, TypeError) as exc:  # the reader's messages name the file
         raise CommandError(
             f"fitting {args.ranker} over {args.train} failed: {_in_cli_terms(str(exc))}"
@@ -705,7 +744,8 @@ def _cmd_predict(args, parser):
              "training file (fit --zero-based)")
     if args.chunk_rows is not None:
         return _predict_streamed(payload, args, zero_based)
-    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=zero_based)
+    X, _, qid = _load(args.file, n_features=payload["n_features"], zero_based=zero_based,
+                      model=args.model)
     start = time.perf_counter()
     try:
         with _progress_on_stderr():
@@ -749,6 +789,8 @@ def _predict_streamed(payload, args, zero_based):
             write(lambda text: _write_stdout(text, "scores"))
         else:
             write_atomically(args.out, lambda f: write(f.write))
+    except FeatureWidthError as exc:
+        raise CommandError(_too_wide_for_model(exc, args.model)) from None
     except ValueError as exc:
         raise CommandError(
             f"predicting {args.file} failed: {_in_cli_terms(str(exc))}") from None
@@ -924,9 +966,9 @@ def _build_parser():
             "--param verbose=1, go to stderr."
         ),
     )
-    fit.add_argument("train", type=Path, metavar="TRAIN", help="LETOR file to fit on")
+    fit.add_argument("train", type=_path, metavar="TRAIN", help="LETOR file to fit on")
     fit.add_argument("--ranker", required=True, choices=list(RANKERS), help="ranker to fit")
-    fit.add_argument("--out", required=True, type=Path, help="where to save the model (joblib)")
+    fit.add_argument("--out", required=True, type=_path, help="where to save the model (joblib)")
     fit.add_argument(
         "--param", type=_param, action="append", metavar="NAME=VALUE",
         help=("set a parameter of the ranker; repeat for several. VALUE is a Python literal "
@@ -947,7 +989,7 @@ def _build_parser():
                      help=f"--stream: rows per chunk (default {DEFAULT_CHUNK_ROWS})")
     fit.add_argument("--epochs", type=_positive_int, metavar="N",
                      help="--stream: the most epochs (the ranker's max_iter)")
-    fit.add_argument("--vali", type=Path, metavar="FILE",
+    fit.add_argument("--vali", type=_path, metavar="FILE",
                      help=("--stream: LETOR file of validation queries for early stopping "
                            "(read into memory)"))
     fit.set_defaults(run=_cmd_fit, parser=fit)
@@ -963,9 +1005,9 @@ def _build_parser():
             "Scores that are not finite (NaN or infinity) are an error, and none is written."
         ),
     )
-    predict.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
-    predict.add_argument("file", type=Path, metavar="FILE", help="LETOR file to score")
-    predict.add_argument("--out", type=Path, metavar="SCORES",
+    predict.add_argument("model", type=_path, metavar="MODEL", help="model saved by 'fit'")
+    predict.add_argument("file", type=_path, metavar="FILE", help="LETOR file to score")
+    predict.add_argument("--out", type=_path, metavar="SCORES",
                          help="file for the scores (default: stdout)")
     predict.add_argument("--zero-based", action="store_true",
                          help=ZERO_BASED_HELP + " (default: as the model's training file)")
@@ -986,10 +1028,10 @@ def _build_parser():
             "completely written."
         ),
     )
-    export.add_argument("model", type=Path, metavar="MODEL", help="model saved by 'fit'")
+    export.add_argument("model", type=_path, metavar="MODEL", help="model saved by 'fit'")
     export.add_argument("--format", required=True, choices=["onnx", "es-linear"],
                         help="what to write")
-    export.add_argument("--out", required=True, type=Path, help="file to write")
+    export.add_argument("--out", required=True, type=_path, help="file to write")
     export.add_argument("--dtype", choices=["float32", "float64"],
                         help="onnx: element type of the graph (default: float32)")
     export.add_argument("--feature-names", metavar="NAMES",
@@ -1011,7 +1053,7 @@ def _build_parser():
             "script's (Eval-Score-3.0.pl)."
         ),
     )
-    evaluate.add_argument("file", type=Path, metavar="FILE", help="LETOR file with labels and qid")
+    evaluate.add_argument("file", type=_path, metavar="FILE", help="LETOR file with labels and qid")
     evaluate.add_argument("scores", metavar="SCORES", help="scores, one per line ('-': stdin)")
     evaluate.add_argument("--k", type=_positive_int, nargs="+", default=list(DEFAULT_CUTOFFS),
                           help="NDCG cutoffs (default: 1 3 5 10)")
@@ -1036,10 +1078,10 @@ def _build_parser():
         ),
     )
     compare.add_argument(
-        "path", nargs="?", type=Path, metavar="DATA",
+        "path", nargs="?", type=_path, metavar="DATA",
         help="a LETOR file, a LETOR fold folder, or a folder of Fold1..Fold5 (same as --data)",
     )
-    compare.add_argument("--data", type=Path,
+    compare.add_argument("--data", type=_path,
                          help="a LETOR file, a fold folder, or a folder of Fold1..Fold5")
     compare.add_argument("--cv", type=int, default=5,
                          help="number of grouped folds of the cross-validation (default 5)")

@@ -1163,6 +1163,32 @@ def test_predict_chunk_rows_keeps_the_old_scores_on_error(train_file, test_file,
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+@pytest.mark.parametrize("chunk_rows", [None, "15"], ids=["whole", "chunks"])
+def test_predict_names_the_model_width_a_file_exceeds(chunk_rows, model_file, tmp_path,
+                                                      capsys):
+    # the width is the model's: predict has no --n-features to pass
+    wide = _write_letor(tmp_path / "wide.txt",
+                        *make_ranking(n_queries=4, n_docs=3, n_features=N_FEATURES + 2,
+                                      random_state=4))
+    argv = ["predict", model_file, wide] + ([] if chunk_rows is None else
+                                           ["--chunk-rows", chunk_rows])
+    message = _fails(argv, capsys)
+    assert re.search(rf"(line 1 of )?.*wide\.txt has a feature in column {N_FEATURES + 2}, but "
+                     rf"the model .*model\.joblib was fitted on {N_FEATURES} features", message)
+    assert "n_features" not in message
+
+
+def test_fit_stream_vali_wider_than_the_stream_names_both(train_file, tmp_path, capsys):
+    vali = _write_letor(tmp_path / "vali.txt",
+                        *make_ranking(n_queries=4, n_docs=3, n_features=N_FEATURES + 2,
+                                      random_state=4))
+    message = _fails(["fit", train_file, "--ranker", "ListNet", "--out", tmp_path / "m.joblib",
+                      "--stream", "--vali", vali], capsys)
+    assert re.search(rf"vali\.txt has {N_FEATURES + 2} features, but the stream of .*train\.txt "
+                     rf"has {N_FEATURES}, the width of its first chunk .* pass --n-features",
+                     message)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--ranker", "LogRank", "--stream"], r"--stream trains with partial_fit, which LogRank "
                                           r"has not \(not a stochastic ranker\)"),
@@ -1650,3 +1676,18 @@ def test_predict_chunk_rows_stops_at_the_first_score_not_finite(model_file, trai
         f"Ridge of {model} is not finite (NaN or infinity): line {row + 1} of {data}; "
         f"stopped there, after writing the first {first} scores to stdout"
     )
+
+
+@pytest.mark.parametrize("argv", [
+    ["fit", "TRAIN", "--ranker", "ListNet", "--out", "", "--stream"],
+    ["fit", "TRAIN", "--ranker", "ListNet", "--out", "OUT", "--stream", "--vali", ""],
+    ["predict", "MODEL", "", "--chunk-rows", "5"],
+    ["export", "", "--format", "onnx", "--out", "OUT"],
+], ids=["fit-out", "fit-vali", "predict-file", "export-model"])
+def test_an_empty_file_name_is_a_usage_error(argv, model_file, train_file, tmp_path, capsys):
+    # Path("") is ".", the current folder: the message would name a folder never given
+    given = {"TRAIN": str(train_file), "MODEL": str(model_file), "OUT": str(tmp_path / "o")}
+    with pytest.raises(SystemExit) as exit_:
+        main([given.get(a, a) for a in argv])
+    assert exit_.value.code == 2
+    assert re.search(r"expected a file name; got an empty string ''", capsys.readouterr().err)

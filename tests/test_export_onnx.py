@@ -359,3 +359,25 @@ def test_missing_packages_say_how_to_install(monkeypatch, data):
     with pytest.raises(ImportError, match=r"needs the optional packages onnx and skl2onnx .*"
                                           r"pip install 'skrank\[onnx\]'"):
         to_onnx(model)
+
+
+@pytest.mark.parametrize("attribute, index, value, dtype, match", [
+    ("coef_", (1,), np.nan, "float64",
+     r"ListNetRanker has a non-finite weight: coef_\[1\] = nan; a diverged fit"),
+    ("coefs_", (1, 2, 0), np.inf, "float64",
+     r"ListNetRanker has a non-finite weight: coefs_\[1\]\[2\]\[0\] = inf"),
+    ("coef_", (0,), 1e300, "float32",
+     r"ListNetRanker has a weight beyond the largest float32 \(3.403e\+38\): coef_\[0\] = "
+     r"1e\+300; export it with dtype='float64'"),
+])
+def test_weights_a_graph_cannot_hold_are_refused(attribute, index, value, dtype, match, data):
+    # a graph with such a weight scores every document NaN or infinite
+    hidden = (3,) if attribute == "coefs_" else ()
+    ranker = _fit(ListNetRanker(hidden_layer_sizes=hidden, max_iter=2, random_state=0), *data)
+    weights = getattr(ranker, attribute)
+    if isinstance(weights, list):
+        weights[index[0]][index[1:]] = value
+    else:
+        weights[index] = value
+    with pytest.raises(ValueError, match=match):
+        to_onnx(ranker, dtype=dtype)

@@ -341,8 +341,10 @@ def linear(train):
     (VESPA_NAMES[:4] + [""], ValueError, r"feature_names\[4\] is the empty string"),
     (VESPA_NAMES[:4] + [3], TypeError, r"feature_names\[4\]=3 \(int\)"),
     ("attribute(popularity)", TypeError, r"sequence of strings.*got the string"),
+    (5, TypeError, r"feature_names must be a sequence of strings, one per feature; got 5 "
+                   r"\(int\)"),
 ], ids=["missing", "too-few", "too-many", "duplicate", "empty", "not-a-string",
-        "a-string"])
+        "a-string", "not-a-sequence"])
 def test_bad_feature_names_are_refused(export, names, error, match, linear):
     with pytest.raises(error, match=match):
         export(linear, names)
@@ -413,12 +415,15 @@ def _refused_models(X, y, qid):
         "non-finite-scaler": (nan_scaler, ValueError,
                               r"step 's0' \(StandardScaler\) has a non-finite scale_: "
                               r"scale_\[1\] = inf; refit it on finite data"),
+        # a class where a fitted model goes: named, not called "type"
+        "class": (ListNetRanker, ValueError,
+                  r"^the class ListNetRanker cannot be exported: the model must be a skrank"),
     }
 
 
 REFUSED = ["mlp", "boltzrank2", "query-normalizer", "pca", "clip", "not-skrank",
            "unfitted-ranker", "unfitted-scaler", "mismatched-steps", "diverged",
-           "non-finite-scaler"]
+           "non-finite-scaler", "class"]
 
 
 @pytest.fixture(scope="module")

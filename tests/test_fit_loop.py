@@ -915,6 +915,16 @@ def test_partial_fit_refuses_a_query_split_across_calls(stochastic_class, data):
     assert_array_equal(_params(ranker), fitted)  # the failed call changed nothing
 
 
+def test_partial_fit_without_qid_twice_names_qid_none(stochastic_class, data):
+    # qid=None is one query of id 0 in every call: the message must not show an id never given
+    X, y, _ = data
+    ranker = _fast(stochastic_class).partial_fit(X[:20], y[:20])
+    with pytest.raises(ValueError, match=r"qid=None makes the rows of a call one query, and "
+                                         r"the previous partial_fit call's last query had the "
+                                         r"same id \(0\).* Pass qid"):
+        ranker.partial_fit(X[20:40], y[20:40])
+
+
 @pytest.mark.parametrize("params, match", [
     ({"learning_rate_decay": 0.5}, r"learning_rate_decay=0\.5 decays the step size .* "
                                    r"partial_fit sees no epochs"),
@@ -1016,7 +1026,10 @@ def test_partial_fit_refuses_another_network(stochastic_class, data):
     X, y, qid = data
     ranker = _fast(stochastic_class).partial_fit(X[:50], y[:50], qid=qid[:50])
     ranker.set_params(hidden_layer_sizes=(3,))
-    with pytest.raises(ValueError, match=r"warm_start=True continues the fitted"):
+    # partial_fit continues whatever warm_start says: the message must not blame it
+    with pytest.raises(ValueError, match=r"partial_fit continues the fitted .*hidden_layer_sizes"
+                                         r"=\(3,\) .*call fit, or partial_fit on "
+                                         r"sklearn\.base\.clone\(ranker\)"):
         ranker.partial_fit(X[50:], y[50:], qid=qid[50:])
 
 

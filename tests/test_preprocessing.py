@@ -5,7 +5,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import sklearn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

@@ -635,3 +635,91 @@ def test_a_shuffled_memory_map_fits_as_copied_chunks(train, tmp_path):
     copied = _quiet(fit_stream, _ranker(ListNetRanker, max_iter=3, early_stopping=False),
                     parts, buffer_chunks=2)
     assert_array_equal(_params(on_map), _params(copied))
+
+
+@pytest.mark.parametrize("parts, match", [
+    (lambda X, y, q: (X, y[:5], q), r"source: y must hold one label per row of X \(600\); got 5"),
+    (lambda X, y, q: (X, np.r_[y, y], q),
+     r"source: y must hold one label per row of X \(600\); got 1200"),
+    (lambda X, y, q: (X[:, 0], y, q), r"source: X must be a 2-D array .* shape \(600,\)"),
+    (lambda X, y, q: [(X[:300], y[:300], q[:300]), (X[300:, :4], y[300:], q[300:])],
+     r"source\[1\]: X has 4 columns, but the X of source\[0\] has 5"),
+])
+def test_arrays_of_a_source_must_agree(train, parts, match):
+    # chunks cut from arrays of other lengths would pair rows with the wrong labels
+    with pytest.raises(ValueError, match=match):
+        query_chunks(parts(*train))
+
+
+def test_dtype_converts_the_chunks_of_arrays(train):
+    X, y, qid = train
+    chunks = list(query_chunks((X, y, qid), chunk_rows=100, dtype=np.float32))
+    assert {c[0].dtype for c in chunks} == {np.dtype(np.float32)}
+    assert_array_equal(np.concatenate([c[0] for c in chunks]), X.astype(np.float32))
+    with pytest.raises(ValueError, match=r"dtype must be np.float64 or np.float32, got "
+                                         r"dtype='float16'"):
+        query_chunks((X, y, qid), dtype="float16")
+
+
+@pytest.mark.parametrize("option, match", [
+    ({"n_features": 5}, r"n_features=5 applies to a LETOR file source; the source is arrays"),
+    ({"zero_based": True}, r"zero_based=True applies to a LETOR file source"),
+    ({"label": "y"}, r"label='y' applies to a dask DataFrame source"),
+    ({"qid": "qid"}, r"qid='qid' applies to a dask DataFrame source"),
+])
+def test_options_of_another_kind_of_source_raise(train, option, match):
+    with pytest.raises(ValueError, match=match):
+        fit_stream(_ranker(ListNetRanker), train, **option)
+
+
+def test_streams_that_need_labels_refuse_rows_without(fitted, train):
+    X, _, qid = train
+    with pytest.raises(ValueError, match=r"fit_stream needs the labels of every row, but the "
+                                         r"source QueryChunks\(1 array\) gives y=None"):
+        fit_stream(_ranker(ListNetRanker), (X, None, qid))
+    with pytest.raises(ValueError, match=r"score_stream needs the labels of every row"):
+        score_stream(fitted, (X, None, qid))
+
+
+@pytest.mark.parametrize("scoring", [None, 3, len])
+def test_score_stream_refuses_a_scoring_that_is_no_scorer(fitted, train, scoring):
+    with pytest.raises(TypeError, match=r"scoring must be a scorer name such as 'ndcg@10' or "
+                                        r"a RankingScorer of make_ranking_scorer; got "):
+        score_stream(fitted, train, scoring=scoring)
+
+
+def test_streams_score_with_an_estimator_whose_predict_takes_no_qid(train):
+    from sklearn.linear_model import Ridge
+
+    X, y, qid = train
+    ridge = Ridge().fit(X, y)
+    scores = np.concatenate([s for s, _, _ in predict_stream(ridge, train, chunk_rows=100)])
+    assert_allclose(scores, ridge.predict(X))
+    assert score_stream(ridge, train) == pytest.approx(
+        get_ranking_scorer("ndcg@10")(ridge, X, y, qid=qid))
+
+
+@pytest.mark.parametrize("ranker, match", [
+    (ListNetRanker, r"ranker must be a ranker instance; got the class ListNetRanker"),
+    (None, r"ranker must be a ListNetRanker, SoftRankRanker or BoltzRankRanker .* got "
+           r"NoneType"),
+])
+def test_fit_stream_refuses_what_is_no_ranker(train, ranker, match):
+    with pytest.raises(TypeError, match=match):
+        fit_stream(ranker, train)
+
+
+@pytest.mark.parametrize("shuffle", ["no", None, 0])
+def test_fit_stream_shuffle_must_be_a_bool(train, shuffle):
+    with pytest.raises(ValueError, match=rf"shuffle must be True or False; got {shuffle!r}"):
+        fit_stream(_ranker(ListNetRanker), train, shuffle=shuffle)
+
+
+def test_query_ids_of_two_kinds_raise(train):
+    # integer and string ids cannot be compared to find a query that comes back
+    X, y, qid = train
+    parts = [(X[:300], y[:300], qid[:300].astype(str)), (X[300:], y[300:], qid[300:])]
+    with pytest.raises(ValueError, match=r"The query ids of the chunk starting at row 0 of "
+                                         r"array 1 are integers, but those of the chunks "
+                                         r"before are strings"):
+        list(query_chunks(parts))

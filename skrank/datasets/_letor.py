@@ -52,6 +52,20 @@ _CR_LINE_END = re.compile(rb"\r\n?")
 _INT64 = np.iinfo(np.int64)
 
 
+class FeatureWidthError(ValueError):
+    """A file with a feature beyond the width asked for (``n_features``, or a stream's).
+
+    A ValueError whose fields let a caller that chose the width (the command
+    line, from a model) say so in its own terms: ``path``, ``line`` (the
+    first line with such a feature; None when the whole file was read),
+    ``column`` (the columns that feature needs) and ``width``.
+    """
+
+    def __init__(self, message, *, path, line, column, width):
+        super().__init__(message)
+        self.path, self.line, self.column, self.width = path, line, column, width
+
+
 def _open_binary(path):
     """Open ``path`` for binary reading, decompressing as scikit-learn does.
 
@@ -1052,10 +1066,11 @@ def _load_files(
     for path, n_needed in zip(paths, needed):
         if n_needed > n_features:
             largest = n_needed if not zero_based else n_needed - 1
-            raise ValueError(
+            raise FeatureWidthError(
                 f"n_features was set to {n_features}, but {os.fspath(path)!r} "
                 f"has {n_needed} features (its largest feature index is "
-                f"{largest}, zero_based={zero_based})."
+                f"{largest}, zero_based={zero_based}).",
+                path=os.fspath(path), line=None, column=n_needed, width=n_features,
             )
     for path, out in zip(paths, results):
         X = out[0]
@@ -1452,12 +1467,14 @@ class _Pending:
             n = min(n_rows - done, piece_y.size)
             beyond = np.flatnonzero(needed[:n] > width)
             if beyond.size:
-                raise ValueError(
+                raise FeatureWidthError(
                     f"Line {int(lines[beyond[0]])} of {os.fspath(self.path)!r} has "
                     f"a feature in column {int(needed[beyond[0]])}, beyond the "
                     f"{width} columns of the chunks (n_features, or with "
                     "n_features=None the width of the first chunk). Pass "
-                    "n_features, the width of the data set."
+                    "n_features, the width of the data set.",
+                    path=os.fspath(self.path), line=int(lines[beyond[0]]),
+                    column=int(needed[beyond[0]]), width=width,
                 )
             if sp.issparse(piece_X):
                 rows = piece_X[:n]  # its entries are within width (checked above)

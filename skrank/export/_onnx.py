@@ -109,7 +109,10 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
         If onnx or skl2onnx is not installed (the ``onnx`` extra).
     ValueError
         If ``dtype`` or ``target_opset`` is not one of the accepted values,
-        or if a step of ``model`` cannot be converted (the message names it).
+        if a step of ``model`` cannot be converted (the message names it),
+        or if a weight of the ranker is NaN or infinite (a diverged fit), or
+        beyond the float32 range with ``dtype="float32"`` (the message names
+        the fitted attribute and its index).
 
     Notes
     -----
@@ -182,6 +185,9 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
             f"Pipeline ending in one (or in a scikit-learn regressor); {where} is a "
             f"{type(final).__name__}."
         )
+    for step_name, step in steps:
+        if isinstance(step, RANKERS):
+            _check_exportable_weights(step_name, step, dtype)
     n_features = getattr(steps[0][1], "n_features_in_", None)
     if n_features is None:
         raise ValueError(
@@ -208,6 +214,45 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
         raise ValueError(
             f"{type(model).__name__} cannot be exported to ONNX: {_unconvertible(model, exc)}"
         ) from exc
+
+
+#: The fitted attributes of a skrank ranker that hold its weights.
+_WEIGHTS = ("coef_", "coefs_", "intercepts_", "pairwise_coefs_", "pairwise_intercepts_")
+
+
+def _check_exportable_weights(name, ranker, dtype):
+    """Raise if a weight of the fitted ``ranker`` is not finite, or not finite in ``dtype``.
+
+    A graph with such a weight scores every document NaN or infinite; a
+    float64 weight beyond the float32 range becomes infinite in a float32
+    graph.
+    """
+    label = type(ranker).__name__ if name is None else f"step {name!r} ({type(ranker).__name__})"
+    largest = float(np.finfo(dtype).max)
+    for attribute in _WEIGHTS:
+        value = getattr(ranker, attribute, None)
+        if value is None:
+            continue
+        arrays = value if isinstance(value, list) else [value]
+        for i, array in enumerate(arrays):
+            array = np.asarray(array, dtype=np.float64)
+            bad = np.flatnonzero(~(np.abs(array) <= largest))
+            if not bad.size:
+                continue
+            where = np.unravel_index(bad[0], array.shape)
+            index = (f"[{i}]" if isinstance(value, list) else "") + "".join(
+                f"[{int(k)}]" for k in where)
+            number = float(array[where])
+            if not np.isfinite(number):
+                raise ValueError(
+                    f"{label} has a non-finite weight: {attribute}{index} = {number!r}; "
+                    "a diverged fit cannot be exported."
+                )
+            raise ValueError(
+                f"{label} has a weight beyond the largest {np.dtype(dtype).name} "
+                f"({largest:.4g}): {attribute}{index} = {number!r}; export it with "
+                "dtype='float64'."
+            )
 
 
 def _without_passthrough(model):

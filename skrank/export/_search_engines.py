@@ -116,7 +116,8 @@ class _LinearScore:
 
 def _step_label(name, step):
     """How an error names ``step``: by its class, and its Pipeline step name if any."""
-    kind = type(step).__name__
+    # a class given for a fitted model is named as such, not as "type"
+    kind = f"the class {step.__name__}" if isinstance(step, type) else type(step).__name__
     return kind if name is None else f"step {name!r} ({kind})"
 
 
@@ -241,7 +242,13 @@ def _feature_names(feature_names, model, n_features):
             "feature_names must be a sequence of strings, one per feature; got "
             f"the string {feature_names!r}."
         )
-    names = list(feature_names)
+    try:
+        names = list(feature_names)
+    except TypeError:  # not iterable: list() would name no parameter
+        raise TypeError(
+            "feature_names must be a sequence of strings, one per feature; got "
+            f"{feature_names!r} ({type(feature_names).__name__})."
+        ) from None
     for position, name in enumerate(names):
         if not isinstance(name, str):
             raise TypeError(

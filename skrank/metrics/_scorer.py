@@ -14,7 +14,6 @@ from ._ranking import check_takes_average, parse_metric_name
 __all__ = ["RankingScorer", "get_ranking_scorer", "make_ranking_scorer"]
 
 
-
 class RankingScorer:
     """A scorer ``scorer(estimator, X, y, *, qid)`` for a per-query ranking metric.
 

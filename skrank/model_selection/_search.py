@@ -280,7 +280,6 @@ class _RankerSearchMixin:
         return float(scorer(self.best_estimator_, X, y, qid=qid))
 
 
-
 class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     """Exhaustive search over ranker hyperparameters with grouped folds.
 
@@ -439,7 +438,6 @@ class RankerSearchCV(_RankerSearchMixin, GridSearchCV):
     def _candidate_choices(self):
         """The grid as a list of dicts of parameter name to its values."""
         return ParameterGrid(self.param_grid).param_grid
-
 
 
 class RankerRandomizedSearchCV(_RankerSearchMixin, RandomizedSearchCV):

@@ -440,8 +440,12 @@ class BaseRanker(BaseEstimator):
         """``(advice, extreme)`` on the solver's step size of a diverged fit; None without one."""
         return None, False
 
-    def _check_warm_network(self, network):
-        """Raise if the fitted network cannot continue under the current parameters."""
+    def _check_warm_network(self, network, by=None):
+        """Raise if the fitted network cannot continue under the current parameters.
+
+        ``by``: what continues it, a :class:`Continuation` for the messages
+        (:data:`WARM_START` when None).
+        """
 
     def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val):
         """``(X_val, y_val, layout)`` of a given validation set, or None."""
@@ -553,6 +557,21 @@ class BaseRanker(BaseEstimator):
         return tags
 
 
+@dataclass(frozen=True)
+class Continuation:
+    """What continues a fitted network, and how to start a new one instead (for messages)."""
+
+    continues: str
+    instead: str
+
+
+WARM_START = Continuation("warm_start=True continues",
+                          "set warm_start=False to fit a new network")
+PARTIAL_FIT = Continuation(
+    "partial_fit continues",
+    "partial_fit always continues the fitted network: call fit, or partial_fit on "
+    "sklearn.base.clone(ranker), to start a new one")
+
 #: What :meth:`NeuralRanker.partial_fit` keeps between calls: the solver's
 #: state, the last query of the previous call, the unit of the query weights.
 _STREAM_ATTRIBUTES = ("_solver_memory", "_last_query", "_weight_scale")
@@ -611,12 +630,13 @@ def _last_line(layout, query):
                                                               layout.offsets[query + 1]].max())
 
 
-def _check_continues(ranker, layout, order):
+def _check_continues(ranker, layout, order, qid_given=True):
     """Raise if a :meth:`partial_fit` call opens with the previous call's last query.
 
     Only the first query of a call (in row order) can continue the previous
     call's last one; the same query later in a call is a new pass over it
-    (the next epoch of a loop over the same chunks).
+    (the next epoch of a loop over the same chunks). ``qid_given``: False
+    when the call had ``qid=None`` (its rows one query, of id 0).
     """
     last = getattr(ranker, "_last_query", None)
     if last is None:
@@ -625,6 +645,13 @@ def _check_continues(ranker, layout, order):
     first = layout.unique_qid[order[0]]
     if getattr(first, "item", lambda: first)() == qid:
         first_row = 0
+        if not qid_given:
+            raise ValueError(
+                "qid=None makes the rows of a call one query, and the previous "
+                "partial_fit call's last query had the same id (0): this call would "
+                "continue it, training on one list in two halves. Pass qid (one id per "
+                "row, the queries of each call whole)."
+            )
         raise ValueError(
             f"qid={qid!r} continues a query of the previous partial_fit call (its last "
             f"row there was row {line}; here it starts at row {first_row}): a query must "
@@ -916,7 +943,7 @@ class NeuralRanker(BaseRanker):
         return self
 
     def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True, order=None,
-                     prepared=None):
+                     prepared=None, by=None):
         """:meth:`partial_fit`; returns ``(n_queries, prepared)``.
 
         ``n_queries``: the number of queries stepped over; ``prepared``: the
@@ -928,7 +955,8 @@ class NeuralRanker(BaseRanker):
         the order of their first rows (a shuffled stream, without moving
         its rows). ``prepared``: the ``prepared`` an earlier call returned
         for the same labels, query ids and weights (a stream's next epoch),
-        used instead of preparing the loss again.
+        used instead of preparing the loss again. ``by``: what continues a
+        fitted network, for the messages (:data:`PARTIAL_FIT` when None).
         """
         if self.learning_rate_decay < 1.0:
             raise ValueError(
@@ -942,7 +970,7 @@ class NeuralRanker(BaseRanker):
         layout = data.layout
         order = _first_appearance(layout) if order is None else order
         if not first and check_split:
-            _check_continues(self, layout, order)
+            _check_continues(self, layout, order, qid_given=qid is not None)
         solver = self._make_solver()
         loss = self._make_loss()
         if first:
@@ -955,7 +983,7 @@ class NeuralRanker(BaseRanker):
             n_iter, loss_curve, t, n_queries = 0, [], 0, 0
         else:
             network, params = restore_network(vars(self))
-            self._check_warm_network(network)
+            self._check_warm_network(network, PARTIAL_FIT if by is None else by)
             seed = self._loss_seed
             kind, memory = getattr(self, "_solver_memory", (None, None))
             if kind != self.solver:  # fitted by fit, or another solver: a fresh state
@@ -1055,15 +1083,15 @@ class NeuralRanker(BaseRanker):
             culprits.append("n_init")
         return culprits or list(given)
 
-    def _check_warm_network(self, network):
+    def _check_warm_network(self, network, by=None):
+        by = WARM_START if by is None else by
         linear = isinstance(network, LinearNetwork)
         hidden = self._hidden_sizes()
         if linear != (len(hidden) == 0):
             raise ValueError(
-                f"warm_start=True continues the fitted {'linear' if linear else 'MLP'} "
+                f"{by.continues} the fitted {'linear' if linear else 'MLP'} "
                 f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
-                f"{'an MLP' if linear else 'a linear model'}; set warm_start=False to "
-                "fit a new network."
+                f"{'an MLP' if linear else 'a linear model'}; {by.instead}."
             )
         if linear:
             return
@@ -1074,13 +1102,13 @@ class NeuralRanker(BaseRanker):
         ) == 1 and fitted[0] % hidden[0] == 0
         if not widths_match:
             raise ValueError(
-                f"warm_start=True continues the fitted MLP of hidden layers {fitted}, but "
+                f"{by.continues} the fitted MLP of hidden layers {fitted}, but "
                 f"hidden_layer_sizes={self.hidden_layer_sizes!r} asks for another network; "
-                "set warm_start=False to fit a new one."
+                f"{by.instead}."
             )
         if network.activation != self.activation:
             raise ValueError(
-                f"warm_start=True continues the MLP fitted with activation="
-                f"{network.activation!r}, but got activation={self.activation!r}; set "
-                "warm_start=False to fit a new one."
+                f"{by.continues} the MLP fitted with activation="
+                f"{network.activation!r}, but got activation={self.activation!r}; "
+                f"{by.instead}."
             )

@@ -7,7 +7,7 @@ from .._core._build import make_network
 from .._core._pairwise import PairwiseNetwork
 from ..losses import BoltzRankLoss
 from ..utils._sklearn_compat import StrOptions
-from ._base import NeuralRanker, layer_sizes
+from ._base import WARM_START, NeuralRanker, layer_sizes
 from ._params import DEFAULTS, LAYER_UNITS, fill_parameters
 
 _LOSS_DEFAULTS = {
@@ -368,21 +368,22 @@ class BoltzRankRanker(NeuralRanker):
             given["pairwise_hidden_layer_sizes"] = self.pairwise_hidden_layer_sizes
         return given
 
-    def _check_warm_network(self, network):
+    def _check_warm_network(self, network, by=None):
+        by = WARM_START if by is None else by
         fitted_pairwise = isinstance(network, PairwiseNetwork)
         if fitted_pairwise != (self._pairwise_sizes() is not None):
             raise ValueError(
-                "warm_start=True continues the fitted network, which "
+                f"{by.continues} the fitted network, which "
                 f"{'has' if fitted_pairwise else 'has no'} pairwise potential, but "
-                f"pairwise_hidden_layer_sizes={self.pairwise_hidden_layer_sizes!r}; set "
-                "warm_start=False to fit a new network."
+                f"pairwise_hidden_layer_sizes={self.pairwise_hidden_layer_sizes!r}; "
+                f"{by.instead}."
             )
         unary = network.unary if fitted_pairwise else network
-        super()._check_warm_network(unary)
+        super()._check_warm_network(unary, by)
         fitted_output = getattr(unary, "output_activation", "identity")
         if fitted_output != self.output_activation:
             raise ValueError(
-                f"warm_start=True continues the network fitted with output_activation="
+                f"{by.continues} the network fitted with output_activation="
                 f"{fitted_output!r}, but got output_activation={self.output_activation!r}; "
-                "set warm_start=False to fit a new one."
+                f"{by.instead}."
             )

@@ -20,13 +20,15 @@ from .._core._fit import StoppingRule
 from ..losses import BoltzRankLoss
 from ..rankers._base import (
     _STREAM_ATTRIBUTES,
+    WARM_START,
+    NeuralRanker,
     _has_signal,
     _validation_scorer,
     validation_given,
     warn_no_signal,
 )
 from ..utils import write_atomically
-from ._sources import query_chunks, release
+from ._sources import _labelled, query_chunks, release
 
 __all__ = ["fit_stream"]
 
@@ -224,14 +226,13 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     ``scoring`` as in ``fit``; a stream has no held-out queries of its own,
     so ``validation_fraction`` is not used.
     """
-    if not hasattr(ranker, "partial_fit"):
-        raise TypeError(
-            f"fit_stream steps with partial_fit, which {type(ranker).__name__} has not "
-            "(L-BFGS minimises the full objective): use solver='adam' or 'sgd'."
-        )
+    _check_streamable(ranker)
     if not isinstance(buffer_chunks, (int, np.integer)) or isinstance(buffer_chunks, bool) or (
             buffer_chunks < 1):
         raise ValueError(f"buffer_chunks must be a positive integer; got {buffer_chunks!r}.")
+    if not isinstance(shuffle, (bool, np.bool_)):
+        # "no" or None would be read by their truth value
+        raise ValueError(f"shuffle must be True or False; got {shuffle!r}.")
     chunks = query_chunks(source, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}),
                           label=label, qid=qid, n_features=n_features, dtype=dtype,
                           zero_based=zero_based)
@@ -256,6 +257,26 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
         ranker.__dict__.clear()
         ranker.__dict__.update(saved)
         raise
+
+
+def _check_streamable(ranker):
+    """Raise unless ``ranker`` is a skrank ranker instance that has ``partial_fit``."""
+    if isinstance(ranker, type):
+        raise TypeError(
+            f"ranker must be a ranker instance; got the class {ranker.__name__}. Pass "
+            f"{ranker.__name__}(solver='adam', ...)."
+        )
+    if not isinstance(ranker, NeuralRanker):
+        raise TypeError(
+            "ranker must be a ListNetRanker, SoftRankRanker or BoltzRankRanker with "
+            f"solver='adam' or 'sgd' (fit_stream steps with its partial_fit); got "
+            f"{type(ranker).__name__}."
+        )
+    refusal = ranker._partial_fit_refusal()
+    if refusal is not None:
+        raise TypeError(
+            f"fit_stream steps with partial_fit, which {type(ranker).__name__} has not: "
+            f"{refusal}")
 
 
 class _PreparedCache:
@@ -316,12 +337,14 @@ def _run_epochs(ranker, chunks, given, shuffle, buffer_chunks, cache):
     for epoch in range(1, ranker.max_iter + 1):
         start = time.perf_counter()
         total, n_queries, n_rows = 0.0, 0, 0
-        parts = (_shuffled(chunks, buffer_chunks, rng, stack) if shuffle
-                 else ((X, y, q, None) for X, y, q in chunks))
+        labelled = _labelled(chunks, "fit_stream")
+        parts = (_shuffled(labelled, buffer_chunks, rng, stack) if shuffle
+                 else ((X, y, q, None) for X, y, q in labelled))
         for index, (X, y, q, order) in enumerate(parts):
             prepared = cache.get(index, y, q)
+            # only warm_start=True continues a fitted network here
             queries, rows = ranker._partial_fit(X, y, q, None, check_split=False, order=order,
-                                                prepared=prepared)
+                                                prepared=prepared, by=WARM_START)
             if prepared is None:
                 cache.put(index, y, q, rows)
             del rows, prepared

@@ -4,9 +4,10 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._build import restore_network
-from ..metrics._scorer import get_ranking_scorer
+from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._query_layout import check_qid
-from ._sources import _is_dask, _WholeQueries, query_chunks
+from ..utils._routing import predict_scores
+from ._sources import _is_dask, _labelled, _WholeQueries, query_chunks
 
 __all__ = ["predict_stream", "score_stream"]
 
@@ -84,7 +85,8 @@ def predict_stream(ranker, source, *, chunk_rows=None, label=None, qid=None, n_f
     ----------
     ranker : fitted ranker
         Any fitted skrank ranker (or estimator with ``predict``); the
-        ``qid`` of each chunk is passed to its ``predict``.
+        ``qid`` of each chunk is passed to its ``predict`` when it takes one
+        (a Pipeline's steps too, as in the scorers).
     source : path, tuple, list of tuples, dask collection or QueryChunks
         As :func:`query_chunks` takes it. A dask source may also be one dask
         array ``X``, or dask arrays ``(X, qid)``.
@@ -120,7 +122,7 @@ def predict_stream(ranker, source, *, chunk_rows=None, label=None, qid=None, n_f
     chunks = query_chunks(source, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}),
                           label=label, qid=qid, n_features=n_features, dtype=dtype,
                           zero_based=zero_based)
-    return ((ranker.predict(X, qid=q), y, q) for X, y, q in chunks)
+    return ((predict_scores(ranker, X, q), y, q) for X, y, q in chunks)
 
 
 def score_stream(ranker, source, *, scoring="ndcg@10", chunk_rows=None, label=None, qid=None,
@@ -157,14 +159,19 @@ def score_stream(ranker, source, *, scoring="ndcg@10", chunk_rows=None, label=No
         metric skips such queries), or a query is split between chunks.
     """
     check_is_fitted(ranker)
-    scorer = get_ranking_scorer(scoring) if isinstance(scoring, str) else scoring
+    if not isinstance(scoring, (str, RankingScorer)):
+        raise TypeError(
+            "scoring must be a scorer name such as 'ndcg@10' or a RankingScorer of "
+            f"make_ranking_scorer; got {scoring!r}."
+        )
+    scorer = get_ranking_scorer(scoring)
     chunks = query_chunks(source, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}),
                           label=label, qid=qid, n_features=n_features, dtype=dtype,
                           zero_based=zero_based)
     ids, values = [], []
-    for X, y, q in chunks:
+    for X, y, q in _labelled(chunks, "score_stream"):
         values.append(np.asarray(scorer.score_predictions(
-            y, ranker.predict(X, qid=q), qid=q, average=False), dtype=np.float64))
+            y, predict_scores(ranker, X, q), qid=q, average=False), dtype=np.float64))
         ids.append(np.unique(q))  # the order of the per-query values
     if not values:
         raise ValueError(f"The source {chunks!r} holds no rows.")

@@ -14,7 +14,9 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
+from ..datasets._samples import _check_float_dtype
 from ..utils._query_layout import check_qid
 
 __all__ = ["query_chunks"]
@@ -45,6 +47,7 @@ class _WholeQueries:
         self.parts = []  # (chunk, sorted ids, row where each ended) of finished queries
         self.top = None  # the largest finished id
         self.open = None  # (qid, chunk, row) of the query the last chunk ended with
+        self.kind = None  # "integers" or "strings": the ids of every chunk are of one kind
 
     def _first_stopped(self, runs):
         """``(i, (chunk, row))``: the first of ``runs`` that finished before, and where."""
@@ -63,6 +66,15 @@ class _WholeQueries:
         its rows stopped is named, with the row where they stopped and the
         row where they start again.
         """
+        kind = "strings" if qid.dtype.kind in "USO" else "integers"
+        if self.kind is None:
+            self.kind = kind
+        elif kind != self.kind:  # ids of two kinds never compare equal, nor in order
+            raise ValueError(
+                f"The query ids of the chunk starting at {self.where(chunk, 0)} are "
+                f"{kind}, but those of the chunks before are {self.kind}: the qid of a "
+                "stream must all be integers or all be strings."
+            )
         n = len(qid)
         starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
         ends = np.r_[starts[1:], n] - 1
@@ -148,10 +160,59 @@ class QueryChunks:
         return f"QueryChunks({self.description})"
 
 
-def _part_rows(parts, chunk_rows):
+def _check_parts(parts, single):
+    """Raise unless every part ``(X, y, qid)`` is a 2-D ``X`` with one label per row.
+
+    The ``X`` of every part must have the first part's columns: a chunk
+    is one block of rows of one width. ``single``: ``parts`` is the one tuple
+    given as the source (named ``source``, not ``source[0]``).
+    """
+    width = None
+    for p, (X, y, _) in enumerate(parts):
+        name = "source" if single else f"source[{p}]"
+        shape = np.shape(X)
+        if len(shape) != 2:
+            raise ValueError(
+                f"{name}: X must be a 2-D array of shape (n_rows, n_features); got an "
+                f"array of shape {shape}."
+            )
+        if y is not None and np.shape(y)[:1] != shape[:1]:
+            raise ValueError(
+                f"{name}: y must hold one label per row of X ({shape[0]}); got "
+                f"{np.shape(y)[0] if np.ndim(y) else 'a scalar'}."
+            )
+        if width is None:
+            width = shape[1]
+        elif shape[1] != width:
+            raise ValueError(
+                f"{name}: X has {shape[1]} columns, but the X of source[0] has {width}; "
+                "every array of a source must have the same features."
+            )
+
+
+def _as_dtype(X, dtype):
+    """``X`` (a chunk: an array, a memory map's slice, a sparse matrix) in ``dtype``."""
+    if dtype is None or getattr(X, "dtype", None) == dtype:
+        return X
+    return X.astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
+
+
+def _labelled(chunks, who):
+    """The chunks of ``chunks``, raising for one without labels (``y`` None)."""
+    for X, y, qid in chunks:
+        if y is None:
+            raise ValueError(
+                f"{who} needs the labels of every row, but the source {chunks!r} gives "
+                "y=None: pass (X, y, qid) with the labels y."
+            )
+        yield X, y, qid
+
+
+def _part_rows(parts, chunk_rows, dtype=None):
     """``(chunks, where)`` of array parts ``(X, y, qid)``.
 
-    ``chunks()`` cuts every part into chunks of whole queries (:func:`_cut`);
+    ``chunks()`` cuts every part into chunks of whole queries (:func:`_cut`),
+    their ``X`` in ``dtype`` (None: the part's own);
     ``where(chunk, row)`` names a chunk's row by its part and its row there,
     from the (part, first row) of each chunk, recorded as it is cut.
     """
@@ -163,7 +224,8 @@ def _part_rows(parts, chunk_rows):
             if np.shape(X)[0] == 0 and len(qid) == 0:  # an empty array: no chunk
                 continue
             qid = check_qid(qid, np.shape(X)[0])
-            yield from ((p, lo, chunk) for lo, chunk in _cut(X, y, qid, chunk_rows))
+            for lo, (X_chunk, y_chunk, q_chunk) in _cut(X, y, qid, chunk_rows):
+                yield p, lo, (_as_dtype(X_chunk, dtype), y_chunk, q_chunk)
 
     def where(chunk, row):
         part, lo = index[chunk]
@@ -291,6 +353,32 @@ def _dask_chunks(source, label, qid, dtype):
     return make, where, f"a dask DataFrame of {frame.npartitions} partitions"
 
 
+def _check_applies(source, *, label, qid, n_features, zero_based):
+    """Raise for an option given with a source it does not apply to.
+
+    ``n_features`` and ``zero_based`` read a file; ``label`` and ``qid`` name
+    the columns of a dask DataFrame. Given with another source they would do
+    nothing, and a caller who set them would not learn it.
+    """
+    is_file = isinstance(source, (str, os.PathLike))
+    is_frame = _is_dask(source) and hasattr(source, "columns")
+    given = [(name, value) for name, value, applies in (
+        ("n_features", n_features, is_file or n_features is None),
+        ("zero_based", zero_based, is_file or zero_based is False),
+        ("label", label, is_frame or label is None),
+        ("qid", qid, is_frame or qid is None)) if not applies]
+    if given:
+        name, value = given[0]
+        kind = ("a LETOR file" if is_file else "a dask DataFrame" if is_frame
+                else "arrays (X, y, qid)")
+        applies_to = ("a LETOR file source" if name in ("n_features", "zero_based")
+                      else "a dask DataFrame source (the names of its columns)")
+        raise ValueError(
+            f"{name}={value!r} applies to {applies_to}; the source is {kind}, for which "
+            f"it would be ignored. Leave {name} at its default."
+        )
+
+
 def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
                  n_features=None, dtype=None, zero_based=False):
     """A re-iterable sequence of ``(X, y, qid)`` chunks of whole queries from ``source``.
@@ -320,15 +408,15 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
         larger than that is a chunk of its own). A dask source keeps its
         partitions.
     label, qid : str, default=None
-        The label and query id columns of a dask DataFrame.
+        The label and query id columns of a dask DataFrame (only there).
     n_features : int, default=None
         Width of ``X`` for a file (see
-        :func:`~skrank.datasets.iter_letor_chunks`).
-    dtype : dtype, default=None
-        dtype of the chunks' ``X``; None keeps the source's (float64 for a
-        file).
+        :func:`~skrank.datasets.iter_letor_chunks`; only there).
+    dtype : {np.float64, np.float32}, default=None
+        dtype of the chunks' ``X`` (a chunk of arrays is converted, a copy);
+        None keeps the source's (float64 for a file).
     zero_based : bool, default=False
-        Whether a file's feature indices start at 0.
+        Whether a file's feature indices start at 0 (only there).
 
     Returns
     -------
@@ -342,12 +430,20 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
         While iterating, if a query's rows are not contiguous (within a
         chunk, or a query continued by the next chunk, partition or array):
         the message names the qid and where its rows stop and start again.
+        At once, if an ``X`` of arrays is not 2-D, has another number of
+        columns than the first array's, or has another number of rows than
+        its ``y``; if ``dtype`` is not float32 or float64; or if an option
+        is given for a source it does not apply to (``label`` for a file,
+        ``n_features`` for arrays, ...).
     """
     if isinstance(source, QueryChunks):
         return source
     if not isinstance(chunk_rows, (int, np.integer)) or isinstance(chunk_rows, bool) or (
             chunk_rows < 1):
         raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}.")
+    if dtype is not None:
+        dtype = _check_float_dtype(dtype)
+    _check_applies(source, label=label, qid=qid, n_features=n_features, zero_based=zero_based)
     if isinstance(source, (str, os.PathLike)):
         from ..datasets import iter_letor_chunks
 
@@ -390,6 +486,7 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
             )
     if not parts:
         raise ValueError("source is an empty list: it holds no (X, y, qid) arrays.")
-    chunks, where = _part_rows(parts, chunk_rows)
+    _check_parts(parts, single=isinstance(source, tuple))
+    chunks, where = _part_rows(parts, chunk_rows, dtype)
     n = len(parts)
     return QueryChunks(chunks, f"{n} array{'s' if n > 1 else ''}", where)
