@@ -36,7 +36,9 @@ from skrank.model_selection import (
     RankerSearchCV,
     cross_validate_ranker,
 )
+from skrank.model_selection._common import group_folds
 from skrank.preprocessing import QueryNormalizer
+from skrank.utils import QueryLayout
 
 N_QUERIES = 40
 ALPHAS = [0.01, 1000.0]
@@ -810,3 +812,60 @@ def test_check_disjoint_accepts_boolean_masks():
     assert _check_disjoint(layout, train, ~train)
     other = np.array([False, True, True, False, False])
     assert not _check_disjoint(layout, train, other)
+
+
+# ----------------------------------------------------------------------
+# An integer cv: GroupKFold's folds, the same on every machine
+def test_integer_cv_deals_equal_queries_in_a_fixed_order():
+    # queries "a", "b", "c" of 2 rows and "d" of 1: largest first, equal sizes
+    # in the reverse order of their ids, each to the lightest fold; an
+    # unstable sort of the sizes (GroupKFold before scikit-learn sorted
+    # stably) could deal "a", "b", "c" in any order, depending on the machine
+    qid = np.array(["b", "d", "a", "c", "a", "b", "c"])
+    folds = list(group_folds(QueryLayout(qid), 3))
+    assert [sorted(set(qid[test])) for _, test in folds] == [["c", "d"], ["b"], ["a"]]
+    for train, test in folds:
+        assert np.array_equal(np.sort(np.r_[train, test]), np.arange(len(qid)))
+        assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_integer_cv_gives_groupkfolds_folds_without_ties(seed):
+    # with every query of its own size, every GroupKFold deals them alike
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(2, 30))
+    sizes = rng.permutation(np.arange(1, n_queries + 1))
+    qid = np.repeat(rng.permutation(10 * n_queries)[:n_queries], sizes)
+    qid = qid[rng.permutation(len(qid))]
+    n_splits = int(rng.integers(2, n_queries + 1))
+    ours = list(group_folds(QueryLayout(qid), n_splits))
+    theirs = list(GroupKFold(n_splits).split(np.zeros(len(qid)), groups=qid))
+    assert len(ours) == len(theirs) == n_splits
+    for (train, test), (train_sk, test_sk) in zip(ours, theirs):
+        assert np.array_equal(train, train_sk) and np.array_equal(test, test_sk)
+
+
+def test_integer_cv_of_the_tools_uses_the_fixed_folds(monkeypatch):
+    # not scikit-learn's GroupKFold, whose order of equal queries may vary
+    X, y, qid = make_ranking(n_queries=9, n_docs=4, n_features=3, random_state=0)
+    expected = cross_validate_ranker(Ridge(), X, y, qid=qid,
+                                     cv=list(group_folds(QueryLayout(qid), 3)))
+
+    def unstable(*args, **kwargs):
+        raise AssertionError("GroupKFold.split called")
+
+    monkeypatch.setattr(GroupKFold, "split", unstable)
+    result = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=3)
+    assert np.array_equal(result["test_score"], expected["test_score"])
+    search = RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=3).fit(X, y, qid=qid)
+    assert np.array_equal(
+        [search.cv_results_[f"split{i}_test_score"][0] for i in range(3)],
+        expected["test_score"])
+
+
+def test_search_takes_groups_none_as_not_given():
+    # groups=None (what a caller passing groups=groups may hold) is no grouping
+    X, y, qid = make_ranking(n_queries=9, n_docs=4, n_features=3, random_state=0)
+    given = RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=3).fit(X, y, qid=qid, groups=None)
+    plain = RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=3).fit(X, y, qid=qid)
+    assert given.best_score_ == plain.best_score_

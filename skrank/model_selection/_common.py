@@ -5,7 +5,6 @@ from collections.abc import Iterable
 
 import numpy as np
 from sklearn.metrics import get_scorer
-from sklearn.model_selection import GroupKFold
 
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._query_layout import QueryLayout
@@ -25,7 +24,8 @@ def query_splits(cv, X, y, layout):
     Parameters
     ----------
     cv : int, cross-validation generator or iterable
-        An int means ``GroupKFold(n_splits=cv)``; a splitter is called with
+        An int means the folds of ``GroupKFold(n_splits=cv)`` over the
+        queries (:func:`group_folds`); a splitter is called with
         ``groups=qid``; an iterable yields ``(train, test)`` pairs of row
         indices or of boolean masks over the rows.
     X, y : array-like
@@ -67,8 +67,9 @@ def query_splits(cv, X, y, layout):
                 f"cv={cv} folds need at least {cv} queries, got "
                 f"{layout.n_queries}."
             )
-        cv = GroupKFold(n_splits=cv)
-    if hasattr(cv, "split"):
+        given = f"cv={cv}"
+        splits = list(group_folds(layout, int(cv)))
+    elif hasattr(cv, "split"):
         given = f"cv={cv!r}"
         splits = list(cv.split(X, y, groups=layout.qid))
     else:
@@ -93,6 +94,45 @@ def query_splits(cv, X, y, layout):
             )
         checked.append((train, test))
     return checked
+
+
+def group_folds(layout, n_splits):
+    """The ``(train, test)`` row indices of scikit-learn's ``GroupKFold`` over the queries.
+
+    Queries are dealt largest first, each to the fold with the fewest rows so
+    far (the first such fold on a tie); queries of equal size are dealt in
+    the reverse order of their ids. ``GroupKFold`` does the same, but older
+    releases of scikit-learn (1.6 among them) order equal sizes with numpy's
+    default sort, which is not stable: which of two queries of equal size
+    comes first depends on numpy's version and on the CPU's vector
+    instructions, so the folds (and every cross-validated score) differ
+    between machines. Here they are the same on every machine and every
+    supported scikit-learn, and equal to ``GroupKFold``'s where it sorts
+    stably (scikit-learn 1.9 does).
+
+    Parameters
+    ----------
+    layout : QueryLayout
+        The queries of the rows.
+    n_splits : int
+        Number of folds, from 2 to ``layout.n_queries``.
+
+    Yields
+    ------
+    train, test : ndarray of int
+        Row indices in increasing order; fold ``f``'s test rows are the rows
+        of the queries dealt to it.
+    """
+    sizes = layout.sizes.tolist()
+    rows_in = [0] * n_splits
+    fold_of_query = np.empty(layout.n_queries, dtype=np.intp)
+    for q in np.argsort(layout.sizes, kind="stable")[::-1].tolist():
+        fold = rows_in.index(min(rows_in))
+        rows_in[fold] += sizes[q]
+        fold_of_query[q] = fold
+    fold_of_row = layout.to_rows(layout.expand(fold_of_query))
+    for fold in range(n_splits):
+        yield np.flatnonzero(fold_of_row != fold), np.flatnonzero(fold_of_row == fold)
 
 
 def _split_pair(split, where):

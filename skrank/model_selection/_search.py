@@ -190,7 +190,7 @@ class _RankerSearchMixin:
                 caller_name=type(self).__name__,
             )
         layout = check_layout(
-            X, qid, f"{type(self).__name__}.fit", groups=params.get("groups")
+            X, qid, f"{type(self).__name__}.fit", groups=params.pop("groups", None)
         )
         if not routing_enabled():
             self._check_candidates_take_qid_alike(layout.qid)
