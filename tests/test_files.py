@@ -109,3 +109,23 @@ def test_the_stream_cache_keeps_no_half_written_entry(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["refused", "True"]
     assert os.listdir(tmp_path) == []
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"old")
+    os.chmod(path, 0o600)
+    write_atomically(path, lambda f: f.write(b"new"), binary=True)
+    assert path.read_bytes() == b"new"
+    assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_a_symlink_has_its_target_replaced(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "scores.txt"
+    target.write_text("old\n")
+    link = tmp_path / "scores.txt"
+    link.symlink_to(target)
+    assert write_atomically(link, lambda f: f.write("new\n")) == target.resolve()
+    assert link.is_symlink() and target.read_text() == "new\n"
+    assert sorted(os.listdir(tmp_path / "real")) == ["scores.txt"]

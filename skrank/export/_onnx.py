@@ -31,6 +31,7 @@ from .._core._mlp import LinearNetwork, MLPNetwork
 from .._core._pairwise import PairwiseNetwork
 from ..preprocessing import QueryNormalizer
 from ..rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
+from ..utils._validation import is_integer
 
 #: The rankers with a converter (every ranker of skrank).
 RANKERS = (ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker)
@@ -168,9 +169,7 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
     if name not in _DTYPES:
         raise ValueError(f"dtype must be 'float32' or 'float64'; got {dtype!r}.")
     dtype = _DTYPES[name]
-    if target_opset is not None and (
-            not isinstance(target_opset, (int, np.integer)) or isinstance(target_opset, bool)
-            or target_opset < MIN_OPSET):
+    if target_opset is not None and (not is_integer(target_opset) or target_opset < MIN_OPSET):
         raise ValueError(
             f"target_opset must be an integer of at least {MIN_OPSET}; got {target_opset!r}.")
     model = _without_passthrough(model)

@@ -28,6 +28,7 @@ from ..rankers._base import (
     warn_no_signal,
 )
 from ..utils import write_atomically
+from ..utils._validation import is_integer
 from ._sources import _labelled, query_chunks, release
 
 __all__ = ["fit_stream"]
@@ -227,8 +228,7 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     so ``validation_fraction`` is not used.
     """
     _check_streamable(ranker)
-    if not isinstance(buffer_chunks, (int, np.integer)) or isinstance(buffer_chunks, bool) or (
-            buffer_chunks < 1):
+    if not is_integer(buffer_chunks) or buffer_chunks < 1:
         raise ValueError(f"buffer_chunks must be a positive integer; got {buffer_chunks!r}.")
     if not isinstance(shuffle, (bool, np.bool_)):
         # "no" or None would be read by their truth value

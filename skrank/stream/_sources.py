@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ..datasets._samples import _check_float_dtype
 from ..utils._query_layout import check_qid
+from ..utils._validation import is_integer
 
 __all__ = ["query_chunks"]
 
@@ -438,8 +439,7 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
     """
     if isinstance(source, QueryChunks):
         return source
-    if not isinstance(chunk_rows, (int, np.integer)) or isinstance(chunk_rows, bool) or (
-            chunk_rows < 1):
+    if not is_integer(chunk_rows) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}.")
     if dtype is not None:
         dtype = _check_float_dtype(dtype)

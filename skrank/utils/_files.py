@@ -26,7 +26,8 @@ def write_atomically(path, write, *, binary=False):
     Returns
     -------
     path : pathlib.Path
-        ``path``, now holding what ``write`` wrote.
+        ``path`` with its symbolic links resolved, now holding what ``write``
+        wrote.
 
     Raises
     ------
@@ -41,9 +42,13 @@ def write_atomically(path, write, *, binary=False):
     starting with ``.`` and ending in ``.tmp``), so that the final
     ``os.replace`` is a rename within one file system, which POSIX makes
     atomic: a reader of ``path`` sees the old file or the new one, never a
-    mixture. The new file gets the permissions ``open`` would give a new
-    file (``0o666`` less the umask), not the ``0o600`` of
-    ``tempfile.mkstemp``.
+    mixture. Its content is flushed to disk (``os.fsync``) before the
+    rename, so that a crash just after it cannot leave an empty file under
+    the name. A ``path`` that is a symbolic link has its target replaced
+    (the link stays a link). A file replaced keeps its permissions; a new
+    one gets those ``open`` would give it (``0o666`` less the umask), not
+    the ``0o600`` of ``tempfile.mkstemp``. The returned path is the
+    resolved one.
 
     Examples
     --------
@@ -56,15 +61,21 @@ def write_atomically(path, write, *, binary=False):
     ...         print(f.read().strip())
     0.5
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path))  # a symlink's target is replaced, not the link
+    try:
+        mode = os.stat(path).st_mode & 0o7777  # a file replaced keeps its permissions
+    except FileNotFoundError:
+        umask = os.umask(0)  # read the umask: setting it is the only way
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)  # read the umask: setting it is the only way
-    os.umask(umask)
     try:
         with os.fdopen(fd, "wb" if binary else "w") as f:
             if hasattr(os, "fchmod"):
-                os.fchmod(f.fileno(), 0o666 & ~umask)
+                os.fchmod(f.fileno(), mode)
             write(f)
+            f.flush()
+            os.fsync(f.fileno())  # on disk before the name points at it
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -99,7 +99,9 @@ def check_numeric(values, name):
 
 def _is_time(dtype):
     """Whether a column or array dtype holds dates, times or durations."""
-    return getattr(dtype, "kind", None) in ("M", "m") or str(dtype).startswith("period")
+    kind = getattr(dtype, "kind", None)
+    # str() of a dtype is slow: only an object-kind dtype can be pandas' period
+    return kind in ("M", "m") or (kind == "O" and str(dtype).startswith("period"))
 
 
 def check_feature_dtypes(X, name="X"):
