@@ -772,3 +772,17 @@ def test_date_and_duration_columns_and_arrays_are_named(data):
     with pytest.raises(TypeError, match=r"^X must hold numbers, but it is an array of dtype "
                                         r"datetime64\[D\]\."):
         _fast(ListNetRanker).fit(days, y, qid=qid)
+
+
+@pytest.mark.parametrize("kind", ["list", "object array", "timedelta list"])
+def test_numpy_dates_in_a_list_or_object_array_are_named(kind, data):
+    # scikit-learn would turn them into a count of days without a word
+    _, y, qid = data
+    if kind == "timedelta list":
+        values = [[np.timedelta64(i, "D")] for i in range(len(y))]
+    else:
+        values = [[np.datetime64("2020-01-01") + i] for i in range(len(y))]
+    X = np.array(values, dtype=object) if kind == "object array" else values
+    with pytest.raises(TypeError, match=r"^X must hold numbers, but (it holds numpy datetime64 "
+                                        r"or timedelta64 values|it is an array of dtype)"):
+        _fast(ListNetRanker).fit(X, y, qid=qid)

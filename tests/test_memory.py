@@ -68,3 +68,47 @@ def test_address_space_limit_bounds_the_available_memory():
     out = subprocess.run(["bash", "-c", f"ulimit -v {limit_kib}; {sys.executable} -c '{code}'"],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     assert 0 < int(out) < limit_kib * 1024
+
+
+def _cgroup_files(tmp_path, version, limit, usage, inactive=0, group="box"):
+    """A fake /proc/self/cgroup and /sys/fs/cgroup of one memory cgroup."""
+    root = tmp_path / "sys"
+    if version == 2:
+        folder = root / group
+        names = ("memory.max", "memory.current", "inactive_file")
+        line = f"0::/{group}\n"
+    else:
+        folder = root / "memory" / group
+        names = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+        line = f"12:cpu:/other\n4:memory:/{group}\n"
+    folder.mkdir(parents=True)
+    (folder / names[0]).write_text(f"{limit}\n")
+    (folder / names[1]).write_text(f"{usage}\n")
+    (folder / "memory.stat").write_text(f"anon 5\n{names[2]} {inactive}\n")
+    cgroup = tmp_path / "cgroup"
+    cgroup.write_text(line)
+    return str(cgroup), str(root)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_container_limit_bounds_the_available_memory(tmp_path, version):
+    # in a container MemAvailable is the host's; the OOM killer acts at the limit
+    cgroup, root = _cgroup_files(tmp_path, version, limit=1000, usage=700, inactive=50)
+    assert _memory._cgroup_left(cgroup, root) == 350
+    # the inactive page cache counts as free, never beyond the limit
+    cgroup, root = _cgroup_files(tmp_path / "b", version, limit=1000, usage=100, inactive=5000)
+    assert _memory._cgroup_left(cgroup, root) == 1000
+
+
+@pytest.mark.parametrize("version, limit", [(1, 9223372036854771712), (2, "max")])
+def test_no_container_limit_leaves_the_system_figure(tmp_path, version, limit):
+    cgroup, root = _cgroup_files(tmp_path, version, limit=limit, usage=700)
+    assert _memory._cgroup_left(cgroup, root) is None
+    assert _memory._cgroup_left(str(tmp_path / "missing"), root) is None
+
+
+def test_the_container_limit_is_part_of_the_available_memory(monkeypatch):
+    monkeypatch.setattr(_memory, "_meminfo_available", lambda: 10**12)
+    monkeypatch.setattr(_memory, "_cgroup_left", lambda: 12345)
+    monkeypatch.setattr(_memory, "_address_space_left", lambda: None)
+    assert available_memory() == 12345

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..utils._memory import NotEnoughMemoryError, check_memory
+from ..utils._memory import NotEnoughMemoryError, check_memory, format_bytes
 from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._sklearn_compat import MAX_LENGTH
 from ..utils._validation import check_numeric, is_integer, query_weights
@@ -632,7 +632,7 @@ def sized_by(name, value, bytes_per_unit, what):
             f"the most one array can hold; got {name}={value!r}."
         )
     size = value * bytes_per_unit
-    amount = f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.1f} MiB"
+    amount = format_bytes(size)
     outer = _SIZING.get()
     shown, lower = f"{name}={value!r}", name
     if outer is not None and outer[0] != name:

@@ -204,10 +204,14 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     ------
     ValueError
         If a query's rows are not contiguous in the source (a query split
-        across two chunks, partitions or arrays included), naming it; or for
-        what ``partial_fit`` refuses.
+        across two chunks, partitions or arrays included), naming it; if a
+        chunk has no labels (``y`` None); if ``buffer_chunks`` is not a
+        positive integer or ``shuffle`` not a bool; if a source's arrays or
+        options disagree (see :func:`query_chunks`); or for what
+        ``partial_fit`` refuses.
     TypeError
-        If ``ranker`` has no ``partial_fit`` (L-BFGS, LogRank).
+        If ``ranker`` is a class, not a ListNet, SoftRank or BoltzRank
+        ranker, or has no ``partial_fit`` (L-BFGS, LogRank).
 
     Warns
     -----

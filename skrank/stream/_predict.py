@@ -156,7 +156,11 @@ def score_stream(ranker, source, *, scoring="ndcg@10", chunk_rows=None, label=No
     ------
     ValueError
         If no query has a value (e.g. none has a relevant document and the
-        metric skips such queries), or a query is split between chunks.
+        metric skips such queries), a query is split between chunks, or a
+        chunk has no labels (``y`` None).
+    TypeError
+        If ``scoring`` is neither a scorer name nor a
+        :class:`~skrank.metrics.RankingScorer`.
     """
     check_is_fitted(ranker)
     if not isinstance(scoring, (str, RankingScorer)):

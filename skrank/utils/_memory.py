@@ -51,6 +51,69 @@ def _sysconf_available():
     return pages * size if pages > 0 and size > 0 else None
 
 
+def _read_number(path):
+    """The first number of a cgroup file, or None ("max", missing, unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _inactive_file(path, key):
+    """The page cache a cgroup can drop at once (``key`` of its ``memory.stat``), or 0."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                name, _, value = line.partition(b" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _cgroup_left(cgroup_path="/proc/self/cgroup", root="/sys/fs/cgroup"):
+    """What the process's memory cgroup (a container's limit) leaves, in bytes, or None.
+
+    In a container, ``MemAvailable`` is the host's: the kernel's OOM killer
+    ends the process at the container's limit, long before. The limit less
+    the cgroup's use, counting its inactive page cache as free (the kernel
+    drops it first), for cgroup v2 (``memory.max``) and v1
+    (``memory.limit_in_bytes``), in the process's own group or, inside a
+    container, at the root of the mounted hierarchy. None without a limit.
+    """
+    try:
+        with open(cgroup_path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    candidates = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, group = parts
+        group = group.lstrip("/")
+        if controllers == "":  # cgroup v2
+            for folder in (os.path.join(root, group), root):
+                candidates.append((folder, "memory.max", "memory.current", b"inactive_file"))
+        elif "memory" in controllers.split(","):  # cgroup v1
+            for folder in (os.path.join(root, "memory", group), os.path.join(root, "memory")):
+                candidates.append((folder, "memory.limit_in_bytes", "memory.usage_in_bytes",
+                                   b"total_inactive_file"))
+    for folder, limit_file, usage_file, inactive in candidates:
+        limit = _read_number(os.path.join(folder, limit_file))
+        usage = _read_number(os.path.join(folder, usage_file))
+        if limit is None or usage is None:
+            continue
+        if limit >= 2**60:  # "no limit" (v1 writes the largest page-aligned int64)
+            return None
+        free = limit - usage + _inactive_file(os.path.join(folder, "memory.stat"), inactive)
+        return max(min(free, limit), 0)
+    return None
+
+
 def _address_space_left(status_path="/proc/self/status"):
     """What ``ulimit -v`` (RLIMIT_AS) leaves to map, in bytes, or None without a limit.
 
@@ -80,8 +143,9 @@ def available_memory():
 
     The memory the system can give without swapping (``MemAvailable`` of
     ``/proc/meminfo`` on Linux; elsewhere the free physical pages of
-    ``os.sysconf``), and no more than what the process's address-space limit
-    (``ulimit -v``) leaves. None where neither can be read: the caller then
+    ``os.sysconf``), and no more than what the process's memory cgroup (a
+    container's memory limit) and its address-space limit (``ulimit -v``)
+    leave. None where neither can be read: the caller then
     does not refuse anything.
 
     Returns
@@ -92,7 +156,7 @@ def available_memory():
     physical = _meminfo_available()
     if physical is None:
         physical = _sysconf_available()
-    known = [n for n in (physical, _address_space_left()) if n is not None]
+    known = [n for n in (physical, _cgroup_left(), _address_space_left()) if n is not None]
     return min(known) if known else None
 
 

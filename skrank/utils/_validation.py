@@ -104,6 +104,25 @@ def _is_time(dtype):
     return kind in ("M", "m") or (kind == "O" and str(dtype).startswith("period"))
 
 
+def _holds_numpy_times(X):
+    """Whether a list, tuple or object array holds numpy datetime64 / timedelta64 values.
+
+    scikit-learn turns such values into floats (a count of days or of
+    nanoseconds) without a word; an array of a datetime dtype is found by
+    its dtype. Other inputs are not looked into.
+    """
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except (ValueError, TypeError):  # ragged rows: scikit-learn refuses them
+            return False
+        if _is_time(X.dtype):
+            return True
+    if not (isinstance(X, np.ndarray) and X.dtype == object):
+        return False
+    return any(isinstance(v, (np.datetime64, np.timedelta64)) for v in X.flat)
+
+
 def check_feature_dtypes(X, name="X"):
     """Refuse features that are dates, times or durations, naming the columns.
 
@@ -146,6 +165,9 @@ def check_feature_dtypes(X, name="X"):
                f"{column}.dt.total_seconds() for a duration")
     elif _is_time(getattr(X, "dtype", None)):
         got = f"it is an array of dtype {X.dtype}"
+        how = "e.g. the days since a reference date"
+    elif _holds_numpy_times(X):
+        got = "it holds numpy datetime64 or timedelta64 values"
         how = "e.g. the days since a reference date"
     else:
         return
