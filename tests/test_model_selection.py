@@ -14,9 +14,9 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import Ridge
 from sklearn.metrics import r2_score
+from sklearn.model_selection import GroupKFold as SklearnGroupKFold
 from sklearn.model_selection import (
     GridSearchCV,
-    GroupKFold,
     KFold,
     cross_val_score,
     cross_validate,
@@ -39,6 +39,8 @@ from skrank.model_selection import (
 from skrank.model_selection._common import group_folds
 from skrank.preprocessing import QueryNormalizer
 from skrank.utils import QueryLayout
+
+from _folds import GroupKFold  # the folds of skrank's integer cv
 
 N_QUERIES = 40
 ALPHAS = [0.01, 1000.0]
@@ -839,7 +841,7 @@ def test_integer_cv_gives_groupkfolds_folds_without_ties(seed):
     qid = qid[rng.permutation(len(qid))]
     n_splits = int(rng.integers(2, n_queries + 1))
     ours = list(group_folds(QueryLayout(qid), n_splits))
-    theirs = list(GroupKFold(n_splits).split(np.zeros(len(qid)), groups=qid))
+    theirs = list(SklearnGroupKFold(n_splits).split(np.zeros(len(qid)), groups=qid))
     assert len(ours) == len(theirs) == n_splits
     for (train, test), (train_sk, test_sk) in zip(ours, theirs):
         assert np.array_equal(train, train_sk) and np.array_equal(test, test_sk)
@@ -854,7 +856,7 @@ def test_integer_cv_of_the_tools_uses_the_fixed_folds(monkeypatch):
     def unstable(*args, **kwargs):
         raise AssertionError("GroupKFold.split called")
 
-    monkeypatch.setattr(GroupKFold, "split", unstable)
+    monkeypatch.setattr(SklearnGroupKFold, "split", unstable)
     result = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=3)
     assert np.array_equal(result["test_score"], expected["test_score"])
     search = RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=3).fit(X, y, qid=qid)

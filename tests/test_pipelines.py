@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
 from sklearn.linear_model import Ridge
 from sklearn.metrics import r2_score
-from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -25,6 +24,8 @@ from skrank.model_selection import (
 from skrank.preprocessing import QueryNormalizer
 from skrank.rankers import ListNetRanker
 from skrank.utils._routing import fit_qid_params, predict_scores, takes_qid
+
+from _folds import GroupKFold  # the folds of skrank's integer cv
 
 N_FOLDS = 3
 #: few iterations, no early stopping: fast, and deterministic given the seed

@@ -5,10 +5,12 @@ import pytest
 from scipy.stats import loguniform
 from sklearn.base import clone
 from sklearn.linear_model import Ridge
-from sklearn.model_selection import GroupKFold, ParameterSampler
+from sklearn.model_selection import ParameterSampler
 
 from skrank import ListNetRanker, make_ranking, ndcg_score
 from skrank.model_selection import RankerRandomizedSearchCV, RankerSearchCV
+
+from _folds import GroupKFold  # the folds of skrank's integer cv
 
 DISTRIBUTIONS = {"alpha": loguniform(1e-3, 1e3)}
 
