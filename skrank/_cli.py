@@ -124,8 +124,8 @@ class _ReaderGone(Exception):
     """stdout is a pipe whose reader has exited (``| head -1``): the command stops quietly."""
 
 
-def _to_stderr(line):
-    """Print ``line`` on stderr, when it can be.
+def _log(line):
+    """Print ``line`` (a progress, status or error line) on stderr, when it can be.
 
     Messages are not results: a stderr that fails to take them (a full disk,
     a pipe whose reader has gone) loses the messages, never the command or
@@ -134,11 +134,6 @@ def _to_stderr(line):
     """
     with contextlib.suppress(OSError):
         print(line, file=sys.stderr, flush=True)
-
-
-def _log(message):
-    """A progress or status line, on stderr."""
-    _to_stderr(message)
 
 
 def _open_standard_descriptors():
@@ -241,7 +236,7 @@ def _progress_on_stderr():
     """
     if sys.stdout is not None:  # None: a closed stdout, see _check_stdout
         sys.stdout.flush()
-    with contextlib.suppress(OSError):  # messages only: see _to_stderr
+    with contextlib.suppress(OSError):  # messages only: see _log
         sys.stderr.flush()
     try:
         saved = os.dup(1)
@@ -1161,7 +1156,7 @@ def main(argv=None):
 
     def one_line(kind, text):
         text = " ".join(str(text).splitlines())  # one line, whatever a library wrote
-        _to_stderr(f"{PROG} {args.command}: {kind}: {text}")
+        _log(f"{PROG} {args.command}: {kind}: {text}")
 
     with _stderr_or_null(), warnings.catch_warnings():
         # a warning (non-finite values in a file, a fit that did not

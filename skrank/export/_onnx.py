@@ -26,7 +26,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._activations import _SCALE
-from .._core._build import restore_network
+from .._core._build import FITTED_ATTRIBUTES, restore_network
 from .._core._mlp import LinearNetwork, MLPNetwork
 from .._core._pairwise import PairwiseNetwork
 from ..preprocessing import QueryNormalizer
@@ -215,8 +215,9 @@ def to_onnx(model, *, dtype="float32", target_opset=None):
         ) from exc
 
 
-#: The fitted attributes of a skrank ranker that hold its weights.
-_WEIGHTS = ("coef_", "coefs_", "intercepts_", "pairwise_coefs_", "pairwise_intercepts_")
+#: The fitted attributes of a skrank ranker that hold its weights (the
+#: private ones name activations).
+_WEIGHTS = tuple(name for name in FITTED_ATTRIBUTES if not name.startswith("_"))
 
 
 def _check_exportable_weights(name, ranker, dtype):
