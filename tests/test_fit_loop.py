@@ -751,6 +751,73 @@ def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, p
     assert scattered._X_train is None
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, sparse):
+    """A stochastic fit copies scattered training rows once, grouped, if the copy is
+    small beside the memory available; the batches are the same either way."""
+    from skrank._core import _fit
+
+    sizes = rng.integers(2, 12, size=9)
+    qid = np.repeat(np.arange(9), sizes)
+    X = rng.normal(size=(len(qid), 4))
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    train = np.array([0, 2, 3, 5, 6, 8])
+    network = make_network(4, ())
+    loss = LOSSES["listnet"]()
+
+    def objective(perm):
+        Xp = X[perm]
+        layout = QueryLayout(qid[perm])
+        positions, train_layout = layout.select(train)
+        rows = positions if layout.order is None else layout.order[positions]
+        state = loss.prepare(y[perm][rows], train_layout)
+        Xp = sp.csr_matrix(Xp) if sparse else Xp
+        return Objective(network, loss, state, y[perm][rows], Xp, rows, 0.0)
+
+    shuffled = rng.permutation(len(qid))
+    copied = objective(shuffled)
+    assert copied.gather_scattered() is True
+    assert copied.rows is None and copied.X.shape == (sizes[train].sum(), 4)
+    # rows grouped by query: each query's rows are one range of X, nothing to copy
+    grouped = objective(np.arange(len(qid)))
+    assert grouped.gather_scattered() is False and grouped.rows is not None
+    # too large beside the memory available (or more than the given share): no copy
+    monkeypatch.setattr(_fit, "available_memory", lambda: 1000)
+    kept = objective(shuffled)
+    assert kept.gather_scattered() is False and kept.rows is not None
+    monkeypatch.setattr(_fit, "available_memory", lambda: 10**9)
+    assert kept.gather_scattered(memory_share=1e-9) is False and kept.rows is not None
+    assert kept.gather_scattered() is True
+
+    for a, b in zip(copied.batches(2, np.random.RandomState(1)),
+                    objective(shuffled).batches(2, np.random.RandomState(1))):
+        dense = [m.toarray() if sparse else m for m in (a.X, b.X)]
+        assert_array_equal(dense[0], dense[1])
+        assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
+
+
+def test_a_fit_on_shuffled_rows_is_the_fit_on_grouped_rows(monkeypatch):
+    """The grouped copy changes where the rows come from, not the fit."""
+    from skrank._core import _fit
+
+    X, y, qid = make_ranking(n_queries=30, n_docs=(5, 20), n_features=4, random_state=0)
+    perm = np.random.RandomState(0).permutation(len(y))
+    fits, gathered = {}, []
+    gather = _fit.Objective.gather
+    monkeypatch.setattr(_fit.Objective, "gather",
+                        lambda self: gathered.append(True) or gather(self))
+    for name, memory in (("copied", 10**12), ("not copied", 0)):
+        monkeypatch.setattr(_fit, "available_memory", lambda: memory)
+        ranker = skrank.ListNetRanker(hidden_layer_sizes=(3,), max_iter=5, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits[name] = ranker.fit(X[perm], y[perm], qid=qid[perm])
+    for a, b in zip(fits["copied"].coefs_, fits["not copied"].coefs_):
+        assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert fits["copied"].n_iter_ == fits["not copied"].n_iter_ == 5
+    assert gathered == [True]  # once, in the fit that had the memory
+
+
 @pytest.mark.parametrize("given", [True, False], ids=["X_val", "held-out"])
 def test_nan_validation_scores_are_told_in_the_rankers_terms(data, monkeypatch, given):
     """The core raises in its own terms (the validation rows); the ranker names X_val,

@@ -23,24 +23,34 @@ translates them into its own terms.
 
 The training queries are addressed through an array of row indices into
 ``X``. A stochastic solver takes the rows of each mini-batch from ``X``
-itself (a view for a batch of one query when ``X``'s rows are grouped by
-query, else one indexing operation into a buffer reused by the epoch's
-batches), so a fit holds no copy of the training rows; a full-batch solver
-copies them once, grouped (:meth:`Objective.gather`). Each epoch draws a
-permutation of the queries; the loss state of a batch is taken from the
-fit's state the same way as its rows, without re-validation.
+(a view for a batch of one query when ``X``'s rows are grouped by query,
+else one indexing operation into a buffer reused by the epoch's batches).
+A full-batch solver copies the training rows once, grouped
+(:meth:`Objective.gather`); so does a stochastic solver when a query's rows
+are scattered over ``X`` and the copy fits comfortably in the memory
+available (:meth:`Objective.gather_scattered`), since a batch then copies
+contiguous blocks instead of waiting on the memory's latency row by row.
+Each epoch draws a permutation of the queries; the loss state of a batch is
+taken from the fit's state the same way as its rows, without
+re-validation.
 """
 
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..utils._query_layout import QueryLayout
 from ..losses import LossState
+from ..utils._memory import available_memory
 from ..utils._validation import check_n_jobs
 from ._solvers import check_finite
+
+#: Largest share of the memory available that a stochastic fit's grouped
+#: copy of scattered training rows may take (:meth:`Objective.gather_scattered`).
+GATHER_MEMORY_SHARE = 0.5
 
 #: Rows of whole queries scored at once by :meth:`Objective.train_scores` for
 #: a network that scores a query's rows jointly (gathered from ``X``).
@@ -150,11 +160,51 @@ class Objective:
 
         For a full-batch solver, which evaluates every training row at every
         iteration (one copy shared by the workers, instead of one gather per
-        evaluation). Stochastic solvers do without it: each mini-batch takes
-        its rows from ``X`` (:meth:`batches`), at the cost of one indexing
-        operation per batch, and a fit holds no copy of ``X``.
+        evaluation). Stochastic solvers take each mini-batch's rows from
+        ``X`` (:meth:`batches`) and copy them only as
+        :meth:`gather_scattered` decides.
         """
         self.X, self.rows = self.X_train, None
+
+    def gather_scattered(self, memory_share=GATHER_MEMORY_SHARE):
+        """:meth:`gather` for a stochastic solver, where it makes epochs faster.
+
+        Each mini-batch copies its rows from ``X``. When every query's
+        training rows are one contiguous range of ``X`` (rows grouped by
+        query, as LETOR files keep them), that copy streams a few blocks;
+        when they are scattered, every row is a separate fetch that waits on
+        the memory's latency, costing about twice the epoch's arithmetic on
+        its own. A grouped copy of the training rows, made once, turns every
+        later epoch's fetches into blocks. It is made only when the rows are
+        scattered and the copy takes at most ``memory_share`` of the memory
+        available now (:func:`~skrank.utils.available_memory`), so that it
+        never decides whether a fit fits; the batches and their values are
+        the same either way.
+
+        Returns
+        -------
+        gathered : bool
+            Whether the rows were copied.
+        """
+        if self.rows is None or not self._rows_scattered():
+            return False
+        X = self.X
+        if sp.issparse(X):
+            n_bytes = (X.nnz * (X.data.itemsize + X.indices.itemsize)
+                       * len(self.rows) / max(X.shape[0], 1))
+        else:
+            n_bytes = len(self.rows) * np.prod(X.shape[1:]) * X.dtype.itemsize
+        available = available_memory()
+        if available is not None and n_bytes > memory_share * available:
+            return False
+        self.gather()
+        return True
+
+    def _rows_scattered(self):
+        """Whether some query's training rows are not one contiguous range of ``X``."""
+        breaks = np.diff(self.rows) != 1
+        breaks[self.state.layout.offsets[1:-1] - 1] = False  # a query may start anywhere
+        return bool(breaks.any())
 
     def value(self, params):
         """The objective on all training queries (without its gradient)."""

@@ -257,6 +257,16 @@ class FoldedObjective:
     def gather(self):
         """Nothing to gather: ``phi`` holds what the training objective needs of ``X``."""
 
+    def gather_scattered(self):
+        """Nothing to gather (see :meth:`gather`).
+
+        Returns
+        -------
+        gathered : bool
+            False.
+        """
+        return False
+
     def batches(self, batch_size, random_state):
         """One epoch: batches of ``batch_size`` queries in a random order.
 

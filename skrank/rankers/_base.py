@@ -180,6 +180,8 @@ class BaseRanker(BaseEstimator):
                            train_metric=solver.needs_train_metric)
         if solver.full_batch:
             objective.gather()  # see Objective.gather
+        else:
+            objective.gather_scattered()
         with self._fit_errors(data, alpha, X_val is not None):
             network, params, kept, averaged = self._train(
                 objective, solver, stopping, restarts, starts, run_seeds)
