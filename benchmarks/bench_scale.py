@@ -51,6 +51,22 @@ parent. Per ranker and size:
   (:func:`skrank.metrics.ndcg_score`, ``k=10``, default convention).
 * **fit/LGBM**: the default fit's seconds over LightGBM's, same run.
 
+With ``--dtypes float64 float32`` each skrank ranker is timed on float64 and
+on float32 ``X`` (a row each; ``mem64`` and ``mem32`` are measured with the
+float64 row). ``--fit-timeout SECONDS`` ends a skrank ranker's default fit
+after that long (it runs in a child of its own, killed then); the table
+shows ``>SECONDS``, and fit/LGBM the bound it gives.
+
+Before the tables: the CPU's model, whether it has AVX-512, and NumPy's
+float64 and float32 ``tanh`` and ``exp`` in nanoseconds per element. NumPy's
+float64 ``tanh`` has a vector kernel only on CPUs with AVX-512 (elsewhere it
+calls the C library one value at a time, ten times slower), so a ranker
+that evaluated it over many values would be fast or slow by the CPU; these
+figures say which kind of machine a table comes from.
+``NPY_DISABLE_CPU_FEATURES="AVX512F AVX512_SKX ..."`` turns NumPy's AVX-512
+kernels off on a CPU that has them (the line then names it, and its float64
+``tanh`` figure shows whether it took effect).
+
 Then the growth exponent of each figure between consecutive sizes,
 ``log(figure ratio) / log(training rows ratio)``: 1 is linear. For memory
 it is that of the peak bytes above ``X`` (not of their multiple of
@@ -69,6 +85,7 @@ first line says which skrank was imported). Run with::
 
     python benchmarks/bench_scale.py [--sizes 50000 200000 800000]
         [--rankers ListNet SoftRank BoltzRank BoltzRank2 LogRank LightGBM XGBoost]
+        [--dtypes float64 float32] [--fit-timeout SECONDS]
         [--skip-memory] [--long] [--repeat 1]
 
 ``--sizes 20000 50000`` takes a few minutes on two cores.
@@ -213,9 +230,9 @@ def _load(folder, part, dtype="float64"):
     return X, np.load(folder / f"y_{part}.npy"), np.load(folder / f"qid_{part}.npy")
 
 
-def _time_task(name, folder, repeat, default_fit):
+def _time_task(name, folder, repeat, default_fit, dtype="float64"):
     """s/epoch, setup s and, with ``default_fit``, the default fit's seconds and NDCG@10."""
-    train = _load(folder, "train")
+    train = _load(folder, "train", dtype)
     out = {}
     # warm-up on a few queries: the first fit of a process pays one-time costs
     few = np.isin(train[2], np.unique(train[2])[:10])
@@ -237,14 +254,7 @@ def _time_task(name, folder, repeat, default_fit):
         out["setup"] = None if None in setups else float(np.median(setups))
         out["epoch"] = float(np.median(epochs))
     if default_fit:
-        fits = [_timed_fit(name, train) for _ in range(repeat)]
-        out["fit"] = float(np.median([s for s, _ in fits]))
-        model = fits[-1][1]
-        out["epochs"] = getattr(model, "n_iter_", N_TREES)
-        X_test, y_test, qid_test = _load(folder, "test")
-        scores = (model.predict(X_test, qid=qid_test) if name in SKRANK
-                  else model.predict(X_test))
-        out["ndcg"] = float(ndcg_score(y_test, scores, qid=qid_test, k=10))
+        out.update(_default_fit_task(name, folder, repeat, dtype, train))
     if name in GBDT:
         ones = [_timed_fit(name, train, n_estimators=1)[0] for _ in range(max(repeat, PROBES))]
         one = float(np.median(ones))
@@ -256,6 +266,21 @@ def _time_task(name, folder, repeat, default_fit):
             out["epoch"] = (more - one) / LONG_TREES
         out["setup"] = one - out["epoch"]
     return out
+
+
+def _default_fit_task(name, folder, repeat, dtype="float64", train=None):
+    """The default fit's seconds, epochs and test NDCG@10 (test rows in ``dtype``)."""
+    if train is None:
+        train = _load(folder, "train", dtype)
+    fits = [_timed_fit(name, train) for _ in range(repeat)]
+    model = fits[-1][1]
+    X_test, y_test, qid_test = _load(folder, "test")
+    X_test = X_test.astype(dtype, copy=False)
+    scores = (model.predict(X_test, qid=qid_test) if name in SKRANK
+              else model.predict(X_test))
+    return {"fit": float(np.median([s for s, _ in fits])),
+            "epochs": getattr(model, "n_iter_", N_TREES),
+            "ndcg": float(ndcg_score(y_test, scores, qid=qid_test, k=10))}
 
 
 def _status_kib(field):
@@ -288,13 +313,21 @@ def _child(conn, task, args):
     conn.close()
 
 
-def in_child(task, *args):
-    """``task(*args)`` in a fresh spawned process; its dict, or ``{"error": ...}``."""
+def in_child(task, *args, timeout=None):
+    """``task(*args)`` in a fresh spawned process; its dict, or ``{"error": ...}``.
+
+    A child still running after ``timeout`` seconds is killed:
+    ``{"timeout": timeout}``.
+    """
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(send, task, args))
     process.start()
     send.close()
+    if timeout is not None and not receive.poll(timeout):
+        process.kill()
+        process.join()
+        return {"timeout": timeout}
     try:
         result = receive.recv()
     except EOFError:
@@ -332,20 +365,37 @@ def write_data(folder, n_train_rows=None, long_queries=False):
     return int(train.sum()), np.unique(qid[train]).size, int((~train).sum()), X.shape[1]
 
 
-def measure(name, folder, args, default_fit=True):
-    """Every figure of ``name`` on the data in ``folder``."""
+def measure(name, folder, args, default_fit=True, dtype="float64"):
+    """Every figure of ``name`` on the data in ``folder`` (timed fits on ``dtype`` X).
+
+    A skrank ranker's default fit runs in a child of its own, killed after
+    ``--fit-timeout`` seconds (the table then shows the fit as longer than
+    that). The memory fits (both dtypes) run with the float64 timings.
+    """
     t0 = time.perf_counter()
-    result = in_child(_time_task, name, str(folder), args.repeat, default_fit)
-    if not args.skip_memory and "error" not in result:
-        for dtype in ("float64", "float32"):
-            result.update(in_child(_memory_task, name, str(folder), dtype))
-    print(f"    {name:<11} done in {time.perf_counter() - t0:6.1f} s"
+    separate = name in SKRANK and default_fit
+    result = in_child(_time_task, name, str(folder), args.repeat,
+                      default_fit and not separate, dtype)
+    if separate and "error" not in result:
+        fit = in_child(_default_fit_task, name, str(folder), args.repeat, dtype,
+                       timeout=args.fit_timeout)
+        if "timeout" in fit:
+            result["fit"] = f">{fit['timeout']:.0f}"
+        else:
+            result.update(fit)
+    if not args.skip_memory and "error" not in result and dtype == "float64":
+        for memory_dtype in ("float64", "float32"):
+            result.update(in_child(_memory_task, name, str(folder), memory_dtype))
+    label = name if dtype == "float64" else f"{name} {dtype}"
+    print(f"    {label:<19} done in {time.perf_counter() - t0:6.1f} s"
           + (f"  ERROR: {result['error'].strip().splitlines()[-1]}" if "error" in result else ""),
           flush=True)
     return result
 
 
 def _cell(value, fmt, width):
+    if isinstance(value, str):  # a bound, such as a fit killed after --fit-timeout
+        return f"{value:>{width}}"
     return f"{'—' if value is None else format(value, fmt):>{width}}"
 
 
@@ -363,12 +413,12 @@ COLUMNS = [  # key, header, format, width
 
 def print_table(title, results, columns):
     print(f"\n{title}")
-    print(f"  {'ranker':<11}" + "".join(f"{h:>{w + 1}}" for k, h, f, w in columns))
+    print(f"  {'ranker':<19}" + "".join(f"{h:>{w + 1}}" for k, h, f, w in columns))
     for name, r in results.items():
         if "error" in r:
-            print(f"  {name:<11} error: {r['error'].strip().splitlines()[-1]}")
+            print(f"  {name:<19} error: {r['error'].strip().splitlines()[-1]}")
             continue
-        print(f"  {name:<11}" + "".join(" " + _cell(r.get(k), f, w) for k, h, f, w in columns))
+        print(f"  {name:<19}" + "".join(" " + _cell(r.get(k), f, w) for k, h, f, w in columns))
 
 
 def growth(rows, by_size, names, columns):
@@ -380,18 +430,18 @@ def growth(rows, by_size, names, columns):
     for i in range(len(rows) - 1):
         n1, n2 = rows[i], rows[i + 1]
         print(f"  {n1:,} -> {n2:,} training rows")
-        print(f"  {'ranker':<11}" + "".join(f"{h:>{w + 1}}" for k, h, f, w in figures))
+        print(f"  {'ranker':<19}" + "".join(f"{h:>{w + 1}}" for k, h, f, w in figures))
         for name in names:
             a, b = by_size[i].get(name, {}), by_size[i + 1].get(name, {})
             cells = []
             for key, _, _, width in figures:
                 f1, f2 = a.get(key), b.get(key)
-                ok = f1 is not None and f2 is not None and f1 > 0 and f2 > 0
+                ok = all(isinstance(f, float) and f > 0 for f in (f1, f2))
                 if ok and key.startswith("mem"):  # bytes, not the multiple of X
                     f1, f2 = f1 * n1, f2 * n2
                 cells.append(_cell(np.log(f2 / f1) / np.log(n2 / n1) if ok else None,
                                    ".2f", width))
-            print(f"  {name:<11}" + "".join(" " + c for c in cells))
+            print(f"  {name:<19}" + "".join(" " + c for c in cells))
 
 
 def available(names):
@@ -410,6 +460,57 @@ def _load_average():
     return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown"
 
 
+def _cpu_model_and_flags():
+    """The CPU's model name and feature flags from ``/proc/cpuinfo`` (Linux), else platform's."""
+    import platform
+
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model in ("", platform.machine()):
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    return model, flags
+
+
+def ns_per_element(func, dtype, n=2**20, repeat=7):
+    """Median nanoseconds per element of ``func`` on ``n`` values in [-3, 3) of ``dtype``."""
+    x = np.random.RandomState(0).uniform(-3, 3, size=n).astype(dtype)
+    out = np.empty_like(x)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        func(x, out=out)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) / n * 1e9
+
+
+def cpu_line():
+    """The CPU, whether it has AVX-512, and NumPy's tanh and exp in ns per element.
+
+    NumPy's float64 ``tanh`` (and others) have vectorised kernels only on
+    CPUs with AVX-512 (and only where ``NPY_DISABLE_CPU_FEATURES`` does not
+    turn them off); elsewhere they call the C library one value at a time.
+    These figures let the tables be read across machines.
+    """
+    model, flags = _cpu_model_and_flags()
+    avx512 = "yes" if "avx512f" in flags else ("no" if flags else "unknown")
+    disabled = os.environ.get("NPY_DISABLE_CPU_FEATURES")
+    timings = ", ".join(
+        f"{name} {np.dtype(dtype).name} {ns_per_element(func, dtype):.1f}"
+        for name, func in (("tanh", np.tanh), ("exp", np.exp))
+        for dtype in (np.float64, np.float32))
+    return (f"CPU: {model}; AVX-512: {avx512}"
+            + (f" (NPY_DISABLE_CPU_FEATURES={disabled})" if disabled else "")
+            + f"; numpy ns/element: {timings}")
+
+
 def environment(args):
     import skrank
 
@@ -419,6 +520,7 @@ def environment(args):
             versions.append(f"{module} {__import__(module).__version__}")
     print(f"skrank from {os.path.dirname(skrank.__file__)}; " + ", ".join(versions)
           + f"; {os.cpu_count()} CPUs, load average {_load_average()}")
+    print(cpu_line())
     print(f"command: python benchmarks/bench_scale.py {' '.join(sys.argv[1:])}".rstrip())
     memory = ("capped fits (max_iter=2, n_init=1; GBDTs n_estimators=2), peak VmHWM above "
               "the loaded data / X_train.nbytes" if not args.skip_memory else "not measured")
@@ -445,6 +547,13 @@ def main():
     parser.add_argument("--long", action="store_true",
                         help=f"add {LONG_QUERIES} queries of {LONG_DOCS} documents")
     parser.add_argument("--repeat", type=int, default=1, help="timed fits per figure (median)")
+    parser.add_argument("--dtypes", nargs="+", choices=["float64", "float32"],
+                        default=["float64"],
+                        help="dtypes of X for the timed fits of skrank's rankers (GBDTs: "
+                             "float64; memory: both, with the float64 timings)")
+    parser.add_argument("--fit-timeout", type=float, default=None, metavar="SECONDS",
+                        help="kill a skrank ranker's default fit after SECONDS (shown as "
+                             "'>SECONDS'); no limit by default")
     args = parser.parse_args()
     if not args.skip_memory and not os.path.exists("/proc/self/clear_refs"):
         print("note: /proc/self/clear_refs not found (not Linux?): memory not measured")
@@ -467,11 +576,17 @@ def main():
                      f"{n_test:,} test rows; X_train {x_mib:.0f} MiB in float64 "
                      f"(data written in {time.perf_counter() - t0:.1f} s)")
             print(f"\n{title}", flush=True)
-            results = {name: measure(name, folder, args) for name in names}
+            results = {}
+            for name in names:
+                for dtype in args.dtypes if name in SKRANK else ["float64"]:
+                    label = name if dtype == "float64" else f"{name} {dtype}"
+                    results[label] = measure(name, folder, args, dtype=dtype)
             lgbm = results.get("LightGBM", {}).get("fit")
-            for name, r in results.items():
-                if lgbm and name in SKRANK and r.get("fit") is not None:
-                    r["vs_lgbm"] = r["fit"] / lgbm
+            for label, r in results.items():
+                fit = r.get("fit")
+                if isinstance(lgbm, float) and label not in GBDT and fit is not None:
+                    r["vs_lgbm"] = (fit / lgbm if isinstance(fit, float)
+                                    else f">{float(fit[1:]) / lgbm:.1f}")
             print_table(f"size {size:,} ({n_train:,} training rows)", results, columns)
             rows.append(n_train)
             by_size.append(results)
@@ -479,7 +594,7 @@ def main():
                 path.unlink()
 
         if len(rows) > 1:
-            growth(rows, by_size, names, columns)
+            growth(rows, by_size, list(by_size[0]), columns)
 
         if args.long:
             folder = Path(tmp) / "long"

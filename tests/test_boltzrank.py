@@ -474,6 +474,22 @@ def pairwise_ranker(split_data):
                            n_init=1, max_iter=5, random_state=0).fit(X, y, qid=qid)
 
 
+def test_pairwise_fit_with_the_factored_activation_is_the_direct_one(
+        split_data, pairwise_ranker, monkeypatch):
+    """BoltzRank2's pairwise tanh through one exponential per document (see
+    PairwiseNetwork's Notes): the same fit, to within 1e-10, as tanh on every pair."""
+    from skrank._core import _pairwise
+
+    (X, y, qid), (X_test, _, qid_test) = split_data
+    monkeypatch.setattr(_pairwise, "FACTORED_ACTIVATIONS", {})  # np.tanh on every pair
+    direct = clone(pairwise_ranker).fit(X, y, qid=qid)
+    assert direct.n_iter_ == pairwise_ranker.n_iter_ == 5
+    scores = pairwise_ranker.predict(X_test, qid=qid_test)
+    assert np.ptp(scores) > 0.1
+    assert_allclose(direct.predict(X_test, qid=qid_test), scores, rtol=0, atol=1e-10)
+    assert not np.array_equal(direct.predict(X_test, qid=qid_test), scores)  # two paths
+
+
 def test_pairwise_predict_scores_each_query_alone(split_data, pairwise_ranker, rng):
     _, (X, y, qid) = split_data
     scores = pairwise_ranker.predict(X, qid=qid)

@@ -105,6 +105,111 @@ def test_pairwise_backward_matches_finite_differences(rng, hidden, output_activa
     assert_array_equal(network.backward(params, cache, dscores), grad)
 
 
+@pytest.mark.parametrize("output_activation", ["identity", "logistic"])
+@pytest.mark.parametrize("activation", ["tanh", "scaled_tanh", "logistic"])
+def test_pairwise_factored_activation_equals_the_direct_one(rng, activation, output_activation):
+    """Hidden units of pairs through one exponential per document and unit (see the
+    class's Notes) give the scores and gradients of the activation applied to each pair."""
+    from skrank._core._activations import FACTORED_ACTIVATIONS
+
+    X, qid = _queries(rng)
+    layout = QueryLayout(qid)
+    dscores = rng.normal(size=len(qid))
+    results = []
+    for factored in (True, False):
+        network = _pairwise((4,), output_activation, activation)
+        if not factored:
+            network._factored = None  # the activation on every pair, as np.tanh gives it
+        params = _random_params(network)
+        scores, cache = network.forward(params, X, layout)
+        finish = FACTORED_ACTIVATIONS["logistic" if activation == "logistic" else "tanh"][1]
+        assert (cache[2][2] is finish) == factored  # the path taken
+        results.append((scores, network.backward(params, cache, dscores)))
+    assert_allclose(results[0][0], results[1][0], rtol=0, atol=1e-13)
+    assert_allclose(results[0][1], results[1][1], rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("activation", ["tanh", "logistic"])
+def test_pairwise_large_pre_activations_take_the_direct_activation(rng, activation, dtype):
+    """Beyond FACTOR_BOUNDS a product of two factors would overflow (or meet 0 * inf):
+    such a pass applies the activation to the sums, and stays finite and exact."""
+    from skrank._core._activations import ACTIVATIONS as ACTS
+    from skrank._core._activations import FACTOR_BOUNDS
+
+    X, qid = _queries(rng)
+    layout = QueryLayout(qid)
+    network = _pairwise((), "identity", activation)
+    params = _random_params(network)
+    _, W, _, _, _ = network.unpack(params)
+    a = 2.0 if activation == "tanh" else 1.0
+    # pre-activations of row terms past the bound, of opposite signs in A and B, whose
+    # sums over pairs stay moderate
+    scale = 3 * FACTOR_BOUNDS[np.dtype(dtype)] / a / np.abs(
+        X @ np.hstack([W[:N_FEATURES], W[N_FEATURES:]])).max()
+    big = params.copy()
+    big[network._W] *= scale
+    scores, cache = network.forward(big, X.astype(dtype), layout)
+    assert cache[2][2] is ACTS[activation][0]  # the direct activation
+    assert np.isfinite(scores).all()
+    with np.errstate(over="ignore"):  # exp(-z) of the plain logistic formula
+        expected = _naive_pairwise_scores(network, big, X, qid)
+    assert_allclose(scores, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                    atol=1e-3 if dtype == np.float32 else 1e-9)
+    # just within the bound: the factored path, also finite and exact
+    inside = params.copy()
+    inside[network._W] *= 0.2 * scale
+    scores, cache = network.forward(inside, X.astype(dtype), layout)
+    assert cache[2][2] is not ACTS[activation][0]
+    assert_allclose(scores, _naive_pairwise_scores(network, inside, X, qid),
+                    rtol=1e-5 if dtype == np.float32 else 1e-12,
+                    atol=1e-4 if dtype == np.float32 else 1e-11)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "recomputed"])
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_pairwise_potential_computes_in_float32_for_float32_X(rng, monkeypatch, activation,
+                                                              keep):
+    """float32 X: float32 pair arrays, hidden units and products in forward and backward,
+    with gradients matching finite differences at float32 tolerances and float64's."""
+    X, qid = _queries(rng)
+    X32 = X.astype(np.float32)
+    layout = QueryLayout(qid)
+    dscores = rng.normal(size=len(qid))
+    network = _pairwise((4,), "identity", activation, max_cells=None if keep else 1)
+    params = _random_params(network)
+    dtypes = []
+    hidden, pair_output = network._hidden, network._pair_output
+    act_grad = network._act_grad
+
+    def spy(record):
+        def call(*args, **kwargs):
+            out = record(*args, **kwargs)
+            arrays = out if isinstance(out, tuple) else (out,)
+            dtypes.extend(a.dtype for a in arrays if isinstance(a, np.ndarray))
+            dtypes.extend(a.dtype for a in args if isinstance(a, np.ndarray))
+            return out
+        return call
+
+    monkeypatch.setattr(network, "_hidden", spy(hidden))
+    monkeypatch.setattr(network, "_pair_output", spy(pair_output))
+    monkeypatch.setattr(network, "_act_grad", spy(act_grad))
+    scores, cache = network.forward(params, X32, layout)
+    grad = network.backward(params, cache, dscores)
+    assert scores.dtype == np.float32 and grad.dtype == np.float64
+    assert len(dtypes) > 10 and set(dtypes) == {np.dtype(np.float32)}
+    scores64, cache64 = network.forward(params, X32.astype(np.float64), layout)
+    grad64 = network.backward(params, cache64, dscores)
+    assert_allclose(scores, scores64, rtol=1e-5, atol=1e-5)
+    assert_allclose(grad, grad64, rtol=1e-4, atol=1e-4)
+
+    def value(p):
+        return float(network.forward(p, X32, layout)[0].astype(np.float64) @ dscores)
+
+    if activation != "relu":  # (whose kinks finite differences of float32 steps meet)
+        assert_allclose(grad, _numeric_grad(value, params, eps=1e-2), rtol=2e-2, atol=2e-2)
+
+
 def test_pairwise_query_alone_equals_query_among_others(rng):
     network = _pairwise((4,), "scaled_tanh")
     params = _random_params(network)
