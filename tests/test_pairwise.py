@@ -123,7 +123,8 @@ def test_pairwise_factored_activation_equals_the_direct_one(rng, activation, out
         params = _random_params(network)
         scores, cache = network.forward(params, X, layout)
         finish = FACTORED_ACTIVATIONS["logistic" if activation == "logistic" else "tanh"][1]
-        assert (cache[2][2] is finish) == factored  # the path taken
+        assert {block.activate for block in cache[2][0]} == {  # the path taken
+            finish if factored else network._act}
         results.append((scores, network.backward(params, cache, dscores)))
     assert_allclose(results[0][0], results[1][0], rtol=0, atol=1e-13)
     assert_allclose(results[0][1], results[1][1], rtol=0, atol=1e-13)
@@ -150,7 +151,7 @@ def test_pairwise_large_pre_activations_take_the_direct_activation(rng, activati
     big = params.copy()
     big[network._W] *= scale
     scores, cache = network.forward(big, X.astype(dtype), layout)
-    assert cache[2][2] is ACTS[activation][0]  # the direct activation
+    assert {block.activate for block in cache[2][0]} == {ACTS[activation][0]}  # direct
     assert np.isfinite(scores).all()
     with np.errstate(over="ignore"):  # exp(-z) of the plain logistic formula
         expected = _naive_pairwise_scores(network, big, X, qid)
@@ -160,10 +161,21 @@ def test_pairwise_large_pre_activations_take_the_direct_activation(rng, activati
     inside = params.copy()
     inside[network._W] *= 0.2 * scale
     scores, cache = network.forward(inside, X.astype(dtype), layout)
-    assert cache[2][2] is not ACTS[activation][0]
+    assert ACTS[activation][0] not in {block.activate for block in cache[2][0]}
     assert_allclose(scores, _naive_pairwise_scores(network, inside, X, qid),
                     rtol=1e-5 if dtype == np.float32 else 1e-12,
                     atol=1e-4 if dtype == np.float32 else 1e-11)
+    # one document beyond: only its block of queries takes the direct activation
+    outlier = X.copy()
+    outlier[np.flatnonzero(qid == 7)[0]] *= 20
+    scores, cache = network.forward(inside, outlier.astype(dtype), layout)
+    direct = [ACTS[activation][0] is block.activate for block in cache[2][0]]
+    assert any(direct) and not all(direct)
+    assert any(7 in qid[block.rows] for block, d in zip(cache[2][0], direct) if d)
+    with np.errstate(over="ignore"):
+        expected = _naive_pairwise_scores(network, inside, outlier, qid)
+    assert_allclose(scores, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                    atol=1e-3 if dtype == np.float32 else 1e-9)
 
 
 @pytest.mark.parametrize("keep", [True, False], ids=["kept", "recomputed"])

@@ -128,8 +128,9 @@ class PairwiseNetwork:
     about :math:`10^{-13}` in float64). When some :math:`|a p_j|` or
     :math:`|a q_k|` of a pass exceeds
     :data:`~skrank._core._activations.FACTOR_BOUNDS` (350 in float64, 43 in
-    float32: a product of two factors would leave the normal range), that
-    pass applies the activation to the sums directly.
+    float32: a product of two factors would leave the normal range), the
+    block of queries holding that document applies the activation to the
+    sums directly.
 
     References
     ----------
@@ -247,16 +248,14 @@ class PairwiseNetwork:
         P, Q = XW[:, :h].T, (XW[:, h:] + b.astype(dtype)).T  # shape (h, n_samples)
         if self._inner != 1.0:
             P, Q = P * dtype.type(self._inner), Q * dtype.type(self._inner)
-        activate, factored = self._act, False
-        if self._factored is not None and P.size:
-            a, finish = self._factored
-            if max(np.abs(P).max(), np.abs(Q).max()) <= FACTOR_BOUNDS[dtype] / a:
-                # the factors exp(-a p_j), exp(-a q_k): see Notes
-                P, Q = np.exp(P * -dtype.type(a)), np.exp(Q * -dtype.type(a))
-                activate, factored = finish, True
+        factors = None
+        if self._factored is not None:  # exp(-a p_j), exp(-a q_k): see Notes
+            a = -dtype.type(self._factored[0])
+            with np.errstate(over="ignore"):  # beyond FACTOR_BOUNDS: not used
+                factors = np.exp(P * a), np.exp(Q * a)
         pair_scores, pair_cache = self._pair_forward(
-            P, Q, (self._outer * v).astype(dtype), None if c is None else c.astype(dtype),
-            layout, activate, factored)
+            P, Q, factors, (self._outer * v).astype(dtype),
+            None if c is None else c.astype(dtype), layout)
         scores = (unary_scores + pair_scores).astype(unary_scores.dtype, copy=False)
         return scores, (unary_cache, X, pair_cache)
 
@@ -283,15 +282,14 @@ class PairwiseNetwork:
         grad[self._c] = g_c
         return grad
 
-    def _pair_forward(self, P, Q, v, c, layout, activate, factored):
+    def _pair_forward(self, P, Q, factors, v, c, layout):
         """Pairwise part of the scores (row order) and its cache.
 
-        ``P`` and ``Q`` are the terms of the pre-activations, or their
-        factors ``exp(-a P)``, ``exp(-a Q)`` when ``factored``; ``activate``
-        maps what :meth:`_plan`'s products give to the hidden activations.
+        ``P`` and ``Q`` are the terms of the pre-activations, ``factors``
+        None or their ``exp(-a P)``, ``exp(-a Q)`` (:meth:`_plan`).
         """
         dtype = P.dtype
-        plan = self._plan(P, Q, layout, factored)
+        plan = self._plan(P, Q, layout, factors)
         sizes = [chunk[3] for block in plan for chunk in block.chunks]
         keep = sum(sizes) <= self.max_cells  # keep H for backward
         buffer = np.empty(sum(sizes) if keep else max(sizes, default=0), dtype=dtype)
@@ -302,8 +300,7 @@ class PairwiseNetwork:
             block_scores = np.empty(block.rows.shape, dtype=dtype)
             ones = np.ones(block.rows.shape[1], dtype=dtype)
             for start, stop, shape, size in block.chunks:
-                H = self._hidden(block, start, stop,
-                                 buffer[offset:offset + size].reshape(shape), activate)
+                H = self._hidden(block, start, stop, buffer[offset:offset + size].reshape(shape))
                 phi, dphi = self._pair_output(H, v, c)
                 if keep:
                     offset += size
@@ -313,11 +310,11 @@ class PairwiseNetwork:
                 block_scores[:, start:stop] = (phi.reshape(-1, shape[3]) @ ones).reshape(
                     shape[1:3])
             block.scatter(scores, block_scores)
-        return scores, (plan, stored, activate)
+        return scores, (plan, stored)
 
     def _pair_backward(self, v, c, pair_cache, dscores):
         """Gradients with respect to ``P = (X A).T``, ``Q = (X B + b).T``, ``v`` and ``c``."""
-        plan, stored, activate = pair_cache
+        plan, stored = pair_cache
         h, dtype = self.n_hidden, dscores.dtype
         dP = np.zeros((h, len(dscores)), dtype=dtype)
         dQ = np.zeros((h, len(dscores)), dtype=dtype)
@@ -337,7 +334,7 @@ class PairwiseNetwork:
             ones = np.ones(width, dtype=dtype)
             for start, stop, shape, size in block.chunks:
                 if stored is None:
-                    H = self._hidden(block, start, stop, hidden[:size].reshape(shape), activate)
+                    H = self._hidden(block, start, stop, hidden[:size].reshape(shape))
                     dphi = None if c is None else self._pair_output(H, v, c)[1]
                 else:
                     H, dphi = next(pairs)
@@ -361,14 +358,20 @@ class PairwiseNetwork:
         dQ *= v[:, None]
         return dP, dQ, g_v, g_c
 
-    def _plan(self, P, Q, layout, factored=False):
+    def _plan(self, P, Q, layout, factors=None):
         """The blocks of queries, their pair factors and chunks (see Notes).
 
-        ``left @ right`` gives ``P_j + Q_k`` of the pairs, or, when
-        ``factored``, ``1 + P_j Q_k`` (``P``, ``Q`` the factors of
-        :meth:`forward`).
+        A block's ``left @ right`` is ``P_j + Q_k`` of its pairs, and its
+        ``activate`` the hidden activation; or, where ``factors`` are given
+        and every ``|a P_j|``, ``|a Q_k|`` of the block is within
+        :data:`~skrank._core._activations.FACTOR_BOUNDS`, ``1 + F_j G_k``
+        for the factors ``F, G = factors`` and the activation's ``finish``
+        (:data:`~skrank._core._activations.FACTORED_ACTIVATIONS`).
         """
         h = self.n_hidden
+        if factors is not None:
+            a, finish = self._factored
+            bound = FACTOR_BOUNDS[P.dtype] / a
         budget = min(self.max_cells, _CHUNK_CELLS)
         plan = []
         for block in query_blocks(layout, max_cost=budget, cost=lambda w: w * w * h):
@@ -376,13 +379,17 @@ class PairwiseNetwork:
             n_block, width = rows.shape
             if width == 1:
                 continue  # single-document queries have no pairs
-            # [P_j, 1] @ [1; Q_k] = P_j + Q_k, exactly (or [P_j, 1] @ [Q_k; 1]
-            # = P_j Q_k + 1): the broadcast sum written by BLAS, faster than
+            p, q = P[:, rows], Q[:, rows]
+            factored = factors is not None and max(np.abs(p).max(), np.abs(q).max()) <= bound
+            if factored:
+                p, q = factors[0][:, rows], factors[1][:, rows]
+            # [P_j, 1] @ [1; Q_k] = P_j + Q_k, exactly (or [F_j, 1] @ [G_k; 1]
+            # = F_j G_k + 1): the broadcast sum written by BLAS, faster than
             # np.add's broadcasting
             left = np.ones((h, n_block, width, 2), dtype=P.dtype)
-            left[..., 0] = P[:, rows]
+            left[..., 0] = p
             right = np.ones((h, n_block, 2, width), dtype=P.dtype)
-            right[:, :, 0 if factored else 1] = Q[:, rows]
+            right[:, :, 0 if factored else 1] = q
             step = max(1, budget // (h * n_block * width))
             chunks = []
             for start in range(0, width, step):
@@ -393,13 +400,14 @@ class PairwiseNetwork:
                 targets, cells = rows.ravel(), None
             else:
                 targets, cells = rows[block.valid], np.flatnonzero(block.valid)
-            plan.append(_PairBlock(rows, block.valid, left, right, chunks, targets, cells))
+            plan.append(_PairBlock(rows, block.valid, left, right, chunks, targets, cells,
+                                   finish if factored else self._act))
         return plan
 
-    def _hidden(self, block, start, stop, out, activate):
+    def _hidden(self, block, start, stop, out):
         """Hidden activations ``out[:, b, j, k]`` of the pairs of rows j in [start, stop)."""
         np.matmul(block.left[:, :, start:stop], block.right, out=out)
-        return activate(out)
+        return block.activate(out)
 
     def _pair_output(self, H, v, c):
         """Outputs of the pairs (queries, j, k) and their derivative (None for the identity)."""
@@ -501,7 +509,8 @@ def _shared_activation(unary, name, value, default, registry):
 
 
 class _PairBlock(
-    namedtuple("_PairBlock", ["rows", "valid", "left", "right", "chunks", "targets", "cells"])
+    namedtuple("_PairBlock",
+               ["rows", "valid", "left", "right", "chunks", "targets", "cells", "activate"])
 ):
     """Queries of similar sizes whose pairs :class:`PairwiseNetwork` scores together.
 
@@ -511,7 +520,8 @@ class _PairBlock(
     ``(start, stop, shape, size)``: the documents j in ``[start, stop)`` are
     computed at once, in pair arrays of that shape and number of cells.
     ``targets`` are the rows of the real cells of the block, ``cells`` their
-    flat positions in it (None without padding).
+    flat positions in it (None without padding). ``activate`` maps the
+    products ``left @ right`` to the hidden activations in place.
     """
 
     __slots__ = ()
