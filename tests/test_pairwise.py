@@ -122,9 +122,13 @@ def test_pairwise_factored_activation_equals_the_direct_one(rng, activation, out
             network._factored = None  # the activation on every pair, as np.tanh gives it
         params = _random_params(network)
         scores, cache = network.forward(params, X, layout)
-        finish = FACTORED_ACTIVATIONS["logistic" if activation == "logistic" else "tanh"][1]
-        assert {block.activate for block in cache[2][0]} == {  # the path taken
-            finish if factored else network._act}
+        spec = FACTORED_ACTIVATIONS["logistic" if activation == "logistic" else "tanh"]
+        # the path taken: the identity output sums the pairs' r (the summed path)
+        summed = {block.diag is not None for block in cache[2][0]}
+        assert summed == {factored and output_activation == "identity"}
+        assert {block.activate == network._act for block in cache[2][0]} == {not factored}
+        if factored and output_activation != "identity":
+            assert {block.activate for block in cache[2][0]} == {spec.finish}
         results.append((scores, network.backward(params, cache, dscores)))
     assert_allclose(results[0][0], results[1][0], rtol=0, atol=1e-13)
     assert_allclose(results[0][1], results[1][1], rtol=0, atol=1e-13)
@@ -206,6 +210,15 @@ def test_pairwise_potential_computes_in_float32_for_float32_X(rng, monkeypatch, 
     monkeypatch.setattr(network, "_hidden", spy(hidden))
     monkeypatch.setattr(network, "_pair_output", spy(pair_output))
     monkeypatch.setattr(network, "_act_grad", spy(act_grad))
+    summed = network._summed_units
+
+    def summed_backward(*args):  # (its gradient of v is float64, the parameters')
+        d_rows, d_cols, g_v = network.__class__._summed_backward(network, *args)
+        dtypes.extend([d_rows.dtype, d_cols.dtype])
+        return d_rows, d_cols, g_v
+
+    monkeypatch.setattr(network, "_summed_units", spy(summed))
+    monkeypatch.setattr(network, "_summed_backward", summed_backward)
     scores, cache = network.forward(params, X32, layout)
     grad = network.backward(params, cache, dscores)
     assert scores.dtype == np.float32 and grad.dtype == np.float64

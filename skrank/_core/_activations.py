@@ -11,6 +11,8 @@ The bottom of the networks' modules: it imports NumPy and nothing of skrank.
 :mod:`~skrank._core._mlp` and :mod:`~skrank._core._pairwise` import it.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 
@@ -95,35 +97,42 @@ OUTPUT_ACTIVATIONS = {
 }
 
 
-def _tanh_of_factored(d):
-    # tanh(z) = 2 / (1 + exp(-2z)) - 1, from d = 1 + exp(-2z), in place
-    np.divide(2.0, d, out=d)
-    d -= 1.0
-    return d
+class Factored(NamedTuple):
+    """An activation of a sum ``z = p + q`` through one exponential per term.
+
+    ``g(z) = offset + slope / (1 + exp(-a z))``, and ``exp(-a z) =
+    exp(-a p) exp(-a q)``: where ``p`` and ``q`` each take many values and
+    ``z`` every pair of them (the pairwise potential's hidden units), the
+    exponentials are taken once per term, and each pair costs a product, a
+    sum and a division instead of a transcendental function (whose float64
+    kernels are scalar library calls on CPUs without AVX-512). With ``r =
+    1 / (1 + exp(-a z))``, ``g'(z) = a slope r (1 - r)``. The result is
+    within a few units in the last place of ``np.tanh`` / the logistic,
+    absolutely; the caller bounds ``|a p|`` and ``|a q|``
+    (:data:`FACTOR_BOUNDS`) so that no factor, nor a product of two, leaves
+    the normal range.
+    """
+
+    a: float
+    offset: float
+    slope: float
+
+    def finish(self, d):
+        """``g(z)`` from ``d = 1 + exp(-a z)``, in place."""
+        np.divide(self.slope, d, out=d)
+        if self.offset:
+            d += self.offset
+        return d
 
 
-def _logistic_of_factored(d):
-    # 1 / (1 + exp(-z)), from d = 1 + exp(-z), in place
-    return np.reciprocal(d, out=d)
-
-
-#: Activations of a sum ``z = p + q`` written through one exponential per
-#: term: name -> ``(a, finish)``, with ``exp(-a z) = exp(-a p) exp(-a q)``
-#: and ``finish(1 + exp(-a z))`` the activation, in place. Where ``p`` and
-#: ``q`` each take many values and ``z`` every pair of them (the pairwise
-#: potential's hidden units), the exponentials are taken once per term and
-#: each pair costs a product, a sum and a division instead of a
-#: transcendental function (whose float64 kernels are scalar library calls
-#: on CPUs without AVX-512). The result is within a few units in the last
-#: place of ``np.tanh`` / the logistic, absolutely; the caller bounds
-#: ``|a p|`` and ``|a q|`` (:data:`FACTOR_BOUNDS`) so that no factor, nor
-#: their product, overflows or becomes subnormal.
+#: Hidden activations with a :class:`Factored` form, by name:
+#: ``tanh(z) = 2 / (1 + exp(-2z)) - 1`` and the logistic ``1 / (1 + exp(-z))``.
 FACTORED_ACTIVATIONS = {
-    "tanh": (2.0, _tanh_of_factored),
-    "logistic": (1.0, _logistic_of_factored),
+    "tanh": Factored(a=2.0, offset=-1.0, slope=2.0),
+    "logistic": Factored(a=1.0, offset=0.0, slope=1.0),
 }
 
-#: Largest ``|a p|`` of a factor ``exp(-a p)`` of :data:`FACTORED_ACTIVATIONS`,
+#: Largest ``|a p|`` of a factor ``exp(-a p)`` of a :class:`Factored` activation,
 #: by dtype: the product of two factors stays a finite normal number
 #: (float64 up to about ``exp(709)``, float32 ``exp(88)``).
 FACTOR_BOUNDS = {np.dtype(np.float64): 350.0, np.dtype(np.float32): 43.0}

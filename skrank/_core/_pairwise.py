@@ -250,7 +250,7 @@ class PairwiseNetwork:
             P, Q = P * dtype.type(self._inner), Q * dtype.type(self._inner)
         factors = None
         if self._factored is not None:  # exp(-a p_j), exp(-a q_k): see Notes
-            a = -dtype.type(self._factored[0])
+            a = -dtype.type(self._factored.a)
             with np.errstate(over="ignore"):  # beyond FACTOR_BOUNDS: not used
                 factors = np.exp(P * a), np.exp(Q * a)
         pair_scores, pair_cache = self._pair_forward(
@@ -289,32 +289,59 @@ class PairwiseNetwork:
         None or their ``exp(-a P)``, ``exp(-a Q)`` (:meth:`_plan`).
         """
         dtype = P.dtype
-        plan = self._plan(P, Q, layout, factors)
+        plan = self._plan(P, Q, layout, factors, summed=c is None)
         sizes = [chunk[3] for block in plan for chunk in block.chunks]
         keep = sum(sizes) <= self.max_cells  # keep H for backward
         buffer = np.empty(sum(sizes) if keep else max(sizes, default=0), dtype=dtype)
         stored = [] if keep else None
         scores = np.zeros(layout.n_samples, dtype=dtype)
+        row_sums = []  # of each block on the summed path, for backward
         offset = 0
         for block in plan:
             block_scores = np.empty(block.rows.shape, dtype=dtype)
             ones = np.ones(block.rows.shape[1], dtype=dtype)
+            sums = None if block.diag is None else np.empty(block.diag.shape, dtype=dtype)
             for start, stop, shape, size in block.chunks:
                 H = self._hidden(block, start, stop, buffer[offset:offset + size].reshape(shape))
-                phi, dphi = self._pair_output(H, v, c)
                 if keep:
                     offset += size
+                # sums over k written as products with ones (one BLAS call)
+                if sums is not None:  # r of the pairs: their sums over k
+                    sums[:, :, start:stop] = (H.reshape(-1, shape[3]) @ ones).reshape(shape[:3])
+                    if keep:
+                        stored.append((H, None))
+                    continue
+                phi, dphi = self._pair_output(H, v, c)
+                if keep:
                     stored.append((H, dphi))
                 self._mask_pairs(phi, start, block.valid)
-                # sums over k written as products with ones (one BLAS call)
                 block_scores[:, start:stop] = (phi.reshape(-1, shape[3]) @ ones).reshape(
                     shape[1:3])
+            if sums is not None:
+                row_sums.append(sums)
+                unit_sums = self._summed_units(block, sums)
+                block_scores = (v @ unit_sums.reshape(len(v), -1)).reshape(block.rows.shape)
             block.scatter(scores, block_scores)
-        return scores, (plan, stored)
+        return scores, (plan, stored, row_sums)
+
+    def _summed_units(self, block, sums):
+        """``sum_{k != j} g(z_jk)`` of each unit and row j of a block on the summed path.
+
+        From the sums over k of ``r_jk = 1 / (1 + F_j G_k)`` (padding k: 0),
+        less the pair ``k = j``: ``offset (n - 1) + slope (sum_k r_jk - r_jj)``
+        for the ``n`` documents of j's query.
+        """
+        spec = self._factored
+        units = sums - block.diag
+        units *= sums.dtype.type(spec.slope)
+        if spec.offset:
+            units += (spec.offset * block.others)[None, :, None].astype(sums.dtype)
+        return units
 
     def _pair_backward(self, v, c, pair_cache, dscores):
         """Gradients with respect to ``P = (X A).T``, ``Q = (X B + b).T``, ``v`` and ``c``."""
-        plan, stored = pair_cache
+        plan, stored, row_sums = pair_cache
+        row_sums = iter(row_sums)
         h, dtype = self.n_hidden, dscores.dtype
         dP = np.zeros((h, len(dscores)), dtype=dtype)
         dQ = np.zeros((h, len(dscores)), dtype=dtype)
@@ -329,6 +356,13 @@ class PairwiseNetwork:
             ds = dscores[block.rows]
             if block.valid is not None:
                 ds *= block.valid  # padding documents j
+            if block.diag is not None:
+                block_dP, block_dQ, block_g_v = self._summed_backward(
+                    block, next(row_sums), pairs, hidden, scratch, ds)
+                g_v += block_g_v
+                block.scatter(dP, block_dP)
+                block.scatter(dQ, block_dQ)
+                continue
             block_dP = np.empty((h, n_block, width), dtype=dtype)
             block_dQ = np.zeros((h, n_block, width), dtype=dtype)
             ones = np.ones(width, dtype=dtype)
@@ -358,7 +392,43 @@ class PairwiseNetwork:
         dQ *= v[:, None]
         return dP, dQ, g_v, g_c
 
-    def _plan(self, P, Q, layout, factors=None):
+    def _summed_backward(self, block, sums, pairs, hidden, scratch, ds):
+        """:meth:`_pair_backward` of a block on the summed path (identity output).
+
+        With ``g(z) = offset + slope r`` and ``g'(z) = a slope r (1 - r)``
+        (:class:`~skrank._core._activations.Factored`), and ``du_jk =
+        dL/dscore_j`` for every pair, the gradients need only sums of ``r (1
+        - r)`` over k and, weighted by ``du``, over j, less the pairs ``k =
+        j``. Returns ``dP``, ``dQ`` (before the factor ``v``) and the
+        gradient of ``v``.
+        """
+        h, dtype = self.n_hidden, ds.dtype
+        n_block, width = block.rows.shape
+        spec = self._factored
+        ones = np.ones(width, dtype=dtype)
+        d_rows = np.empty((h, n_block, width), dtype=dtype)
+        d_cols = np.zeros((h, n_block, width), dtype=dtype)
+        for start, stop, shape, size in block.chunks:
+            if hidden is not None:
+                r = self._hidden(block, start, stop, hidden[:size].reshape(shape))
+            else:
+                r = next(pairs)[0]
+            D = np.multiply(r, r, out=scratch[:size].reshape(shape))
+            np.subtract(r, D, out=D)  # r (1 - r)
+            d_rows[:, :, start:stop] = (D.reshape(-1, width) @ ones).reshape(shape[:3])
+            # sum over j of du_j D_jk: (1, queries, 1, j) @ (h, queries, j, k)
+            d_cols += np.matmul(ds[None, :, None, start:stop], D)[:, :, 0, :]
+        diag = block.diag * (1 - block.diag)
+        factor = dtype.type(spec.a * spec.slope)
+        d_rows -= diag
+        d_rows *= ds
+        d_rows *= factor
+        d_cols -= diag * ds
+        d_cols *= factor
+        g_v = (self._summed_units(block, sums) * ds).sum(axis=(1, 2), dtype=np.float64)
+        return d_rows, d_cols, g_v
+
+    def _plan(self, P, Q, layout, factors=None, summed=False):
         """The blocks of queries, their pair factors and chunks (see Notes).
 
         A block's ``left @ right`` is ``P_j + Q_k`` of its pairs, and its
@@ -367,11 +437,17 @@ class PairwiseNetwork:
         :data:`~skrank._core._activations.FACTOR_BOUNDS`, ``1 + F_j G_k``
         for the factors ``F, G = factors`` and the activation's ``finish``
         (:data:`~skrank._core._activations.FACTORED_ACTIVATIONS`).
+
+        With ``summed`` (an identity output unit), a factored block takes the
+        summed path: its ``activate`` gives ``r = 1 / (1 + F_j G_k)``, the
+        padding documents k get ``G_k = inf`` (``r = 0``), and ``diag``
+        holds ``r_jj`` and ``others`` the documents of each query less one
+        (:meth:`_summed_units`); elsewhere ``diag`` and ``others`` are None.
         """
         h = self.n_hidden
         if factors is not None:
-            a, finish = self._factored
-            bound = FACTOR_BOUNDS[P.dtype] / a
+            spec = self._factored
+            bound = FACTOR_BOUNDS[P.dtype] / spec.a
         budget = min(self.max_cells, _CHUNK_CELLS)
         plan = []
         for block in query_blocks(layout, max_cost=budget, cost=lambda w: w * w * h):
@@ -390,6 +466,15 @@ class PairwiseNetwork:
             left[..., 0] = p
             right = np.ones((h, n_block, 2, width), dtype=P.dtype)
             right[:, :, 0 if factored else 1] = q
+            diag = others = None
+            activate = spec.finish if factored else self._act
+            if factored and summed:
+                diag = 1 / (1 + p * q)
+                activate = _reciprocal
+                if block.valid is not None:
+                    right[:, :, 0] = np.where(block.valid, q, np.inf)
+                others = (width if block.valid is None else block.valid.sum(axis=1)) - 1
+                others = np.broadcast_to(others, (n_block,))
             step = max(1, budget // (h * n_block * width))
             chunks = []
             for start in range(0, width, step):
@@ -401,7 +486,7 @@ class PairwiseNetwork:
             else:
                 targets, cells = rows[block.valid], np.flatnonzero(block.valid)
             plan.append(_PairBlock(rows, block.valid, left, right, chunks, targets, cells,
-                                   finish if factored else self._act))
+                                   activate, diag, others))
         return plan
 
     def _hidden(self, block, start, stop, out):
@@ -494,6 +579,11 @@ class PairwiseNetwork:
         return wide, wide.pack(unary_params, W, b, v)
 
 
+def _reciprocal(d):
+    """``1 / d``, in place: ``r`` of the pairs on the summed path."""
+    return np.reciprocal(d, out=d)
+
+
 def _shared_activation(unary, name, value, default, registry):
     """The pairwise potential's activation ``name``: the unary network's, if it has one."""
     own = getattr(unary, name, None)  # a linear network has none
@@ -510,7 +600,8 @@ def _shared_activation(unary, name, value, default, registry):
 
 class _PairBlock(
     namedtuple("_PairBlock",
-               ["rows", "valid", "left", "right", "chunks", "targets", "cells", "activate"])
+               ["rows", "valid", "left", "right", "chunks", "targets", "cells", "activate",
+                "diag", "others"])
 ):
     """Queries of similar sizes whose pairs :class:`PairwiseNetwork` scores together.
 
@@ -521,7 +612,8 @@ class _PairBlock(
     computed at once, in pair arrays of that shape and number of cells.
     ``targets`` are the rows of the real cells of the block, ``cells`` their
     flat positions in it (None without padding). ``activate`` maps the
-    products ``left @ right`` to the hidden activations in place.
+    products ``left @ right`` to the hidden activations in place (on the
+    summed path to ``r``; ``diag`` and ``others``: :meth:`PairwiseNetwork._plan`).
     """
 
     __slots__ = ()
