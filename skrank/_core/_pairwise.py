@@ -444,48 +444,58 @@ class PairwiseNetwork:
         holds ``r_jj`` and ``others`` the documents of each query less one
         (:meth:`_summed_units`); elsewhere ``diag`` and ``others`` are None.
         """
-        h = self.n_hidden
+        h, n, dtype = self.n_hidden, P.shape[1], P.dtype
+        # [P_j, 1] @ [1; Q_k] = P_j + Q_k, exactly (or [F_j, 1] @ [G_k; 1] =
+        # F_j G_k + 1): the broadcast sum written by BLAS, faster than
+        # np.add's broadcasting. The operands of every row are laid out once
+        # and gathered per block, the right one as its transpose.
+        direct = None
         if factors is not None:
             spec = self._factored
-            bound = FACTOR_BOUNDS[P.dtype] / spec.a
+            F, G = factors
+            reach = np.maximum(np.abs(P).max(axis=0), np.abs(Q).max(axis=0))  # of each row
+            bound = FACTOR_BOUNDS[dtype] / spec.a
+            # a last row, n, stands for the padding of the summed path
+            left_rows = np.ones((h, n + 1, 2), dtype=dtype)
+            left_rows[:, :n, 0] = F
+            right_rows = np.ones((h, n + 1, 2), dtype=dtype)
+            right_rows[:, :n, 0] = G
+            right_rows[:, n, 0] = np.inf  # r = 0
+            diag_rows = np.zeros((h, n + 1), dtype=dtype)
+            with np.errstate(over="ignore"):  # rows beyond the bound: not used
+                diag_rows[:, :n] = 1 / (1 + F * G)
         budget = min(self.max_cells, _CHUNK_CELLS)
         plan = []
         for block in query_blocks(layout, max_cost=budget, cost=lambda w: w * w * h):
-            rows = block.rows
+            rows, valid = block.rows, block.valid
             n_block, width = rows.shape
             if width == 1:
                 continue  # single-document queries have no pairs
-            p, q = P[:, rows], Q[:, rows]
-            factored = factors is not None and max(np.abs(p).max(), np.abs(q).max()) <= bound
-            if factored:
-                p, q = factors[0][:, rows], factors[1][:, rows]
-            # [P_j, 1] @ [1; Q_k] = P_j + Q_k, exactly (or [F_j, 1] @ [G_k; 1]
-            # = F_j G_k + 1): the broadcast sum written by BLAS, faster than
-            # np.add's broadcasting
-            left = np.ones((h, n_block, width, 2), dtype=P.dtype)
-            left[..., 0] = p
-            right = np.ones((h, n_block, 2, width), dtype=P.dtype)
-            right[:, :, 0 if factored else 1] = q
             diag = others = None
-            activate = spec.finish if factored else self._act
-            if factored and summed:
-                diag = 1 / (1 + p * q)
-                activate = _reciprocal
-                if block.valid is not None:
-                    right[:, :, 0] = np.where(block.valid, q, np.inf)
-                others = (width if block.valid is None else block.valid.sum(axis=1)) - 1
-                others = np.broadcast_to(others, (n_block,))
+            if factors is not None and reach[rows].max() <= bound:
+                index = rows if valid is None or not summed else np.where(valid, rows, n)
+                left, right = left_rows[:, index], right_rows[:, index].swapaxes(2, 3)
+                activate = spec.finish
+                if summed:
+                    activate, diag = _reciprocal, diag_rows[:, index]
+                    others = layout.sizes[block.queries] - 1
+            else:
+                if direct is None:
+                    direct = np.ones((h, n, 2), dtype=dtype), np.ones((h, n, 2), dtype=dtype)
+                    direct[0][..., 0], direct[1][..., 1] = P, Q
+                left, right = direct[0][:, rows], direct[1][:, rows].swapaxes(2, 3)
+                activate = self._act
             step = max(1, budget // (h * n_block * width))
             chunks = []
             for start in range(0, width, step):
                 stop = min(start + step, width)
                 shape = (h, n_block, stop - start, width)
                 chunks.append((start, stop, shape, prod(shape)))
-            if block.valid is None:
+            if valid is None:
                 targets, cells = rows.ravel(), None
             else:
-                targets, cells = rows[block.valid], np.flatnonzero(block.valid)
-            plan.append(_PairBlock(rows, block.valid, left, right, chunks, targets, cells,
+                targets, cells = rows[valid], np.flatnonzero(valid)
+            plan.append(_PairBlock(rows, valid, left, right, chunks, targets, cells,
                                    activate, diag, others))
         return plan
 
