@@ -55,7 +55,9 @@ With ``--dtypes float64 float32`` each skrank ranker is timed on float64 and
 on float32 ``X`` (a row each; ``mem64`` and ``mem32`` are measured with the
 float64 row). ``--fit-timeout SECONDS`` ends a skrank ranker's default fit
 after that long (it runs in a child of its own, killed then); the table
-shows ``>SECONDS``, and fit/LGBM the bound it gives.
+shows ``>SECONDS``, and fit/LGBM the bound it gives. ``--memory-only`` runs
+the memory fits alone (peak memory does not depend on other work on the
+machine, so they may run beside other jobs).
 
 Before the tables: the CPU's model, whether it has AVX-512, and NumPy's
 float64 and float32 ``tanh`` and ``exp`` in nanoseconds per element. NumPy's
@@ -374,8 +376,9 @@ def measure(name, folder, args, default_fit=True, dtype="float64"):
     """
     t0 = time.perf_counter()
     separate = name in SKRANK and default_fit
-    result = in_child(_time_task, name, str(folder), args.repeat,
-                      default_fit and not separate, dtype)
+    result = {} if args.memory_only else in_child(
+        _time_task, name, str(folder), args.repeat, default_fit and not separate, dtype)
+    separate = separate and not args.memory_only
     if separate and "error" not in result:
         fit = in_child(_default_fit_task, name, str(folder), args.repeat, dtype,
                        timeout=args.fit_timeout)
@@ -551,10 +554,15 @@ def main():
                         default=["float64"],
                         help="dtypes of X for the timed fits of skrank's rankers (GBDTs: "
                              "float64; memory: both, with the float64 timings)")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the memory fits (their figures do not depend on other "
+                             "work on the machine, unlike the timings)")
     parser.add_argument("--fit-timeout", type=float, default=None, metavar="SECONDS",
                         help="kill a skrank ranker's default fit after SECONDS (shown as "
                              "'>SECONDS'); no limit by default")
     args = parser.parse_args()
+    if args.memory_only and args.skip_memory:
+        parser.error("--memory-only and --skip-memory leave nothing to measure")
     if not args.skip_memory and not os.path.exists("/proc/self/clear_refs"):
         print("note: /proc/self/clear_refs not found (not Linux?): memory not measured")
         args.skip_memory = True
