@@ -235,6 +235,32 @@ def test_pairwise_potential_computes_in_float32_for_float32_X(rng, monkeypatch, 
         assert_allclose(grad, _numeric_grad(value, params, eps=1e-2), rtol=2e-2, atol=2e-2)
 
 
+def test_pairwise_padded_blocks_stay_finite_in_both_dtypes():
+    """Queries of different sizes share padded blocks; the padding must not reach the
+    pairs' products (an inf there meets the zeros some BLAS kernels pad with: NaN)."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    network = PairwiseNetwork(MLPNetwork(136, (3,), "scaled_tanh", "identity"), (5,))
+    params = _random_params(network) * 0.1
+    for _ in range(20):
+        sizes = np.clip(np.round(np.exp(rng.normal(4.6, 0.6, size=4))), 2, 900).astype(int)
+        qid = np.repeat(np.arange(4), sizes)
+        X = rng.normal(size=(len(qid), 136))
+        layout = QueryLayout(qid)
+        dscores = rng.normal(size=len(qid))
+        results = []
+        for dtype in (np.float64, np.float32):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no invalid value or overflow
+                scores, cache = network.forward(params, X.astype(dtype), layout)
+                grad = network.backward(params, cache, dscores)
+            assert np.isfinite(scores).all() and np.isfinite(grad).all()
+            results.append((scores, grad))
+        assert_allclose(results[1][0], results[0][0], rtol=1e-4, atol=1e-4)
+        assert_allclose(results[1][1], results[0][1], rtol=1e-3, atol=1e-3)
+
+
 def test_pairwise_query_alone_equals_query_among_others(rng):
     network = _pairwise((4,), "scaled_tanh")
     params = _random_params(network)

@@ -439,8 +439,8 @@ class PairwiseNetwork:
         (:data:`~skrank._core._activations.FACTORED_ACTIVATIONS`).
 
         With ``summed`` (an identity output unit), a factored block takes the
-        summed path: its ``activate`` gives ``r = 1 / (1 + F_j G_k)``, the
-        padding documents k get ``G_k = inf`` (``r = 0``), and ``diag``
+        summed path: its ``activate`` gives ``r = 1 / (1 + F_j G_k)``
+        (:meth:`_hidden` sets it to 0 for the padding documents k), ``diag``
         holds ``r_jj`` and ``others`` the documents of each query less one
         (:meth:`_summed_units`); elsewhere ``diag`` and ``others`` are None.
         """
@@ -455,15 +455,12 @@ class PairwiseNetwork:
             F, G = factors
             reach = np.maximum(np.abs(P).max(axis=0), np.abs(Q).max(axis=0))  # of each row
             bound = FACTOR_BOUNDS[dtype] / spec.a
-            # a last row, n, stands for the padding of the summed path
-            left_rows = np.ones((h, n + 1, 2), dtype=dtype)
-            left_rows[:, :n, 0] = F
-            right_rows = np.ones((h, n + 1, 2), dtype=dtype)
-            right_rows[:, :n, 0] = G
-            right_rows[:, n, 0] = np.inf  # r = 0
-            diag_rows = np.zeros((h, n + 1), dtype=dtype)
+            left_rows = np.ones((h, n, 2), dtype=dtype)
+            left_rows[..., 0] = F
+            right_rows = np.ones((h, n, 2), dtype=dtype)
+            right_rows[..., 0] = G
             with np.errstate(over="ignore"):  # rows beyond the bound: not used
-                diag_rows[:, :n] = 1 / (1 + F * G)
+                diag_rows = 1 / (1 + F * G)
         budget = min(self.max_cells, _CHUNK_CELLS)
         plan = []
         for block in query_blocks(layout, max_cost=budget, cost=lambda w: w * w * h):
@@ -473,11 +470,10 @@ class PairwiseNetwork:
                 continue  # single-document queries have no pairs
             diag = others = None
             if factors is not None and reach[rows].max() <= bound:
-                index = rows if valid is None or not summed else np.where(valid, rows, n)
-                left, right = left_rows[:, index], right_rows[:, index].swapaxes(2, 3)
+                left, right = left_rows[:, rows], right_rows[:, rows].swapaxes(2, 3)
                 activate = spec.finish
                 if summed:
-                    activate, diag = _reciprocal, diag_rows[:, index]
+                    activate, diag = _reciprocal, diag_rows[:, rows]
                     others = layout.sizes[block.queries] - 1
             else:
                 if direct is None:
@@ -500,9 +496,15 @@ class PairwiseNetwork:
         return plan
 
     def _hidden(self, block, start, stop, out):
-        """Hidden activations ``out[:, b, j, k]`` of the pairs of rows j in [start, stop)."""
+        """Hidden activations ``out[:, b, j, k]`` of the pairs of rows j in [start, stop).
+
+        On the summed path, ``r`` of the pairs, 0 for the padding documents k.
+        """
         np.matmul(block.left[:, :, start:stop], block.right, out=out)
-        return block.activate(out)
+        out = block.activate(out)
+        if block.diag is not None and block.valid is not None:
+            out *= block.valid[:, None, :]
+        return out
 
     def _pair_output(self, H, v, c):
         """Outputs of the pairs (queries, j, k) and their derivative (None for the identity)."""
