@@ -123,7 +123,14 @@ class PairwiseNetwork:
     a product, a sum and a division per pair
     (:data:`~skrank._core._activations.FACTORED_ACTIVATIONS`), instead of
     :math:`m^2 h` calls of the activation, whose float64 kernels are scalar
-    library calls on CPUs without AVX-512. The values are within a few
+    library calls on CPUs without AVX-512. With the identity output (no
+    :math:`c`), :math:`g = \alpha + \beta r` for :math:`r_{jk} = 1 / (1 +
+    e^{-a p_j} e^{-a q_k})` is linear in :math:`r`, and a pair's gradient
+    :math:`\partial L / \partial s_j` does not depend on k: the scores need
+    only :math:`\sum_k r_{jk}`, the gradients :math:`\sum_k r_{jk}(1 -
+    r_{jk})` and its sum over j weighted by :math:`\partial L / \partial
+    s_j`, less the pair :math:`k = j` (computed on its own); the pair arrays
+    hold :math:`r`, zero for padding documents. The values are within a few
     units in the last place of the direct ones, absolutely (scores within
     about :math:`10^{-13}` in float64). When some :math:`|a p_j|` or
     :math:`|a q_k|` of a pass exceeds
