@@ -775,6 +775,7 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
         return Objective(network, loss, state, y[perm][rows], Xp, rows, 0.0)
 
     shuffled = rng.permutation(len(qid))
+    monkeypatch.setattr(_fit, "available_memory", lambda: 10**12)  # as on a large machine
     copied = objective(shuffled)
     assert copied.gather_scattered() is True
     assert copied.rows is None and copied.X.shape == (sizes[train].sum(), 4)
@@ -782,8 +783,10 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
     grouped = objective(np.arange(len(qid)))
     assert grouped.gather_scattered() is False and grouped.rows is not None
     # too large beside the memory available (or more than the given share): no copy
-    monkeypatch.setattr(_fit, "available_memory", lambda: 1000)
+    monkeypatch.setattr(_fit, "available_memory", lambda: 1)
     kept = objective(shuffled)
+    assert kept.gather_scattered() is False and kept.rows is not None
+    monkeypatch.setattr(_fit, "available_memory", lambda: None)  # unknown: no copy
     assert kept.gather_scattered() is False and kept.rows is not None
     monkeypatch.setattr(_fit, "available_memory", lambda: 10**9)
     assert kept.gather_scattered(memory_share=1e-9) is False and kept.rows is not None
@@ -796,7 +799,7 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
         assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
 
 
-def test_a_fit_on_shuffled_rows_is_the_fit_on_grouped_rows(monkeypatch):
+def test_a_fit_is_the_same_with_or_without_the_grouped_copy(monkeypatch):
     """The grouped copy changes where the rows come from, not the fit."""
     from skrank._core import _fit
 

@@ -139,6 +139,8 @@ def test_pairwise_factored_activation_equals_the_direct_one(rng, activation, out
 def test_pairwise_large_pre_activations_take_the_direct_activation(rng, activation, dtype):
     """Beyond FACTOR_BOUNDS a product of two factors would overflow (or meet 0 * inf):
     such a pass applies the activation to the sums, and stays finite and exact."""
+    import warnings
+
     from skrank._core._activations import ACTIVATIONS as ACTS
     from skrank._core._activations import FACTOR_BOUNDS
 
@@ -154,11 +156,29 @@ def test_pairwise_large_pre_activations_take_the_direct_activation(rng, activati
         X @ np.hstack([W[:N_FEATURES], W[N_FEATURES:]])).max()
     big = params.copy()
     big[network._W] *= scale
-    scores, cache = network.forward(big, X.astype(dtype), layout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # factors that overflow are never used: no warning
+        scores, cache = network.forward(big, X.astype(dtype), layout)
     assert {block.activate for block in cache[2][0]} == {ACTS[activation][0]}  # direct
     assert np.isfinite(scores).all()
     with np.errstate(over="ignore"):  # exp(-z) of the plain logistic formula
         expected = _naive_pairwise_scores(network, big, X, qid)
+    assert_allclose(scores, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                    atol=1e-3 if dtype == np.float32 else 1e-9)
+    # a row whose p and q are far beyond the bound with opposite signs: one factor
+    # is 0 and the other inf, and their product (never used) no warning either
+    opposite = params.copy()
+    W2 = opposite[network._W].reshape(2 * N_FEATURES, -1)
+    W2[:] = 0.0
+    s = 3 * FACTOR_BOUNDS[np.dtype(dtype)] / a / abs(X[0, 0])
+    W2[0], W2[N_FEATURES] = s, -s
+    opposite[network._W] = W2.ravel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores, cache = network.forward(opposite, X.astype(dtype), layout)
+    assert {block.activate for block in cache[2][0]} >= {ACTS[activation][0]}
+    with np.errstate(over="ignore"):
+        expected = _naive_pairwise_scores(network, opposite, X, qid)
     assert_allclose(scores, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
                     atol=1e-3 if dtype == np.float32 else 1e-9)
     # just within the bound: the factored path, also finite and exact
@@ -172,7 +192,9 @@ def test_pairwise_large_pre_activations_take_the_direct_activation(rng, activati
     # one document beyond: only its block of queries takes the direct activation
     outlier = X.copy()
     outlier[np.flatnonzero(qid == 7)[0]] *= 20
-    scores, cache = network.forward(inside, outlier.astype(dtype), layout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores, cache = network.forward(inside, outlier.astype(dtype), layout)
     direct = [ACTS[activation][0] is block.activate for block in cache[2][0]]
     assert any(direct) and not all(direct)
     assert any(7 in qid[block.rows] for block, d in zip(cache[2][0], direct) if d)

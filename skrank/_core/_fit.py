@@ -177,9 +177,9 @@ class Objective:
         its own. A grouped copy of the training rows, made once, turns every
         later epoch's fetches into blocks. It is made only when the rows are
         scattered and the copy takes at most ``memory_share`` of the memory
-        available now (:func:`~skrank.utils.available_memory`), so that it
-        never decides whether a fit fits; the batches and their values are
-        the same either way.
+        available now (:func:`~skrank.utils.available_memory`; none where
+        that is unknown), so that it never decides whether a fit fits; the
+        batches and their values are the same either way.
 
         Returns
         -------
@@ -191,11 +191,12 @@ class Objective:
         X = self.X
         if sp.issparse(X):
             n_bytes = (X.nnz * (X.data.itemsize + X.indices.itemsize)
-                       * len(self.rows) / max(X.shape[0], 1))
+                       * len(self.rows) / max(X.shape[0], 1)
+                       + (len(self.rows) + 1) * X.indptr.itemsize)
         else:
             n_bytes = len(self.rows) * np.prod(X.shape[1:]) * X.dtype.itemsize
-        available = available_memory()
-        if available is not None and n_bytes > memory_share * available:
+        available = available_memory()  # unknown: no copy, which is never needed
+        if available is None or n_bytes > memory_share * available:
             return False
         self.gather()
         return True

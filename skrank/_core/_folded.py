@@ -257,8 +257,8 @@ class FoldedObjective:
     def gather(self):
         """Nothing to gather: ``phi`` holds what the training objective needs of ``X``."""
 
-    def gather_scattered(self):
-        """Nothing to gather (see :meth:`gather`).
+    def gather_scattered(self, memory_share=None):
+        """Nothing to gather (see :meth:`gather`); ``memory_share`` is not used.
 
         Returns
         -------

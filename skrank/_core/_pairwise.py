@@ -285,7 +285,7 @@ class PairwiseNetwork:
         dPQ = np.vstack([dP, dQ]).T
         g_AB = np.asarray(X.T @ dPQ, dtype=np.float64)  # [dA, dB], shape (d, 2h)
         grad[self._W] = np.vstack([g_AB[:, :h], g_AB[:, h:]]).ravel()
-        grad[self._b] = dQ.sum(axis=1)
+        grad[self._b] = dQ.sum(axis=1, dtype=np.float64)
         grad[self._c] = g_c
         return grad
 
@@ -466,8 +466,8 @@ class PairwiseNetwork:
             left_rows[..., 0] = F
             right_rows = np.ones((h, n, 2), dtype=dtype)
             right_rows[..., 0] = G
-            with np.errstate(over="ignore"):  # rows beyond the bound: not used
-                diag_rows = 1 / (1 + F * G)
+            with np.errstate(over="ignore", invalid="ignore"):  # rows beyond the bound:
+                diag_rows = 1 / (1 + F * G)  # not used (0 * inf there)
         budget = min(self.max_cells, _CHUNK_CELLS)
         plan = []
         for block in query_blocks(layout, max_cost=budget, cost=lambda w: w * w * h):
