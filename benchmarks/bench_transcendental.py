@@ -39,24 +39,11 @@ import numpy as np
 import scipy.special
 
 import skrank
-from skrank import (
-    BoltzRankRanker,
-    ListNetRanker,
-    LogRankRanker,
-    SoftRankRanker,
-    make_web_ranking,
-)
+from skrank import make_web_ranking
 
-from bench_scale import MEAN_QUERY_SIZE, cpu_line  # benchmarks/ is the script's folder
+from bench_scale import MEAN_QUERY_SIZE, SKRANK, cpu_line  # benchmarks/: the script's folder
 
-RANKERS = {
-    "ListNet": (ListNetRanker, {}),
-    "SoftRank": (SoftRankRanker, {}),
-    "BoltzRank": (BoltzRankRanker, {}),
-    "BoltzRank2": (BoltzRankRanker, {"hidden_layer_sizes": (3,),
-                                     "pairwise_hidden_layer_sizes": (5,)}),
-    "LogRank": (LogRankRanker, {}),
-}
+RANKERS = SKRANK  # name -> (class, parameters other than the defaults)
 NUMPY_FUNCTIONS = ("exp", "log", "tanh", "expm1", "log1p", "logaddexp")
 SCIPY_FUNCTIONS = ("ndtr", "expit", "logsumexp")
 
