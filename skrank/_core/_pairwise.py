@@ -302,7 +302,7 @@ class PairwiseNetwork:
         buffer = np.empty(sum(sizes) if keep else max(sizes, default=0), dtype=dtype)
         stored = [] if keep else None
         scores = np.zeros(layout.n_samples, dtype=dtype)
-        row_sums = []  # of each block on the summed path, for backward
+        summed_units = []  # of each block on the summed path, for backward
         offset = 0
         for block in plan:
             block_scores = np.empty(block.rows.shape, dtype=dtype)
@@ -325,11 +325,11 @@ class PairwiseNetwork:
                 block_scores[:, start:stop] = (phi.reshape(-1, shape[3]) @ ones).reshape(
                     shape[1:3])
             if sums is not None:
-                row_sums.append(sums)
-                unit_sums = self._summed_units(block, sums)
-                block_scores = (v @ unit_sums.reshape(len(v), -1)).reshape(block.rows.shape)
+                units = self._summed_units(block, sums)
+                summed_units.append(units)
+                block_scores = (v @ units.reshape(len(v), -1)).reshape(block.rows.shape)
             block.scatter(scores, block_scores)
-        return scores, (plan, stored, row_sums)
+        return scores, (plan, stored, summed_units)
 
     def _summed_units(self, block, sums):
         """``sum_{k != j} g(z_jk)`` of each unit and row j of a block on the summed path.
@@ -347,8 +347,8 @@ class PairwiseNetwork:
 
     def _pair_backward(self, v, c, pair_cache, dscores):
         """Gradients with respect to ``P = (X A).T``, ``Q = (X B + b).T``, ``v`` and ``c``."""
-        plan, stored, row_sums = pair_cache
-        row_sums = iter(row_sums)
+        plan, stored, summed_units = pair_cache
+        summed_units = iter(summed_units)
         h, dtype = self.n_hidden, dscores.dtype
         dP = np.zeros((h, len(dscores)), dtype=dtype)
         dQ = np.zeros((h, len(dscores)), dtype=dtype)
@@ -365,7 +365,7 @@ class PairwiseNetwork:
                 ds *= block.valid  # padding documents j
             if block.diag is not None:
                 block_dP, block_dQ, block_g_v = self._summed_backward(
-                    block, next(row_sums), pairs, hidden, scratch, ds)
+                    block, next(summed_units), pairs, hidden, scratch, ds)
                 g_v += block_g_v
                 block.scatter(dP, block_dP)
                 block.scatter(dQ, block_dQ)
@@ -399,14 +399,15 @@ class PairwiseNetwork:
         dQ *= v[:, None]
         return dP, dQ, g_v, g_c
 
-    def _summed_backward(self, block, sums, pairs, hidden, scratch, ds):
+    def _summed_backward(self, block, units, pairs, hidden, scratch, ds):
         """:meth:`_pair_backward` of a block on the summed path (identity output).
 
         With ``g(z) = offset + slope r`` and ``g'(z) = a slope r (1 - r)``
         (:class:`~skrank._core._activations.Factored`), and ``du_jk =
         dL/dscore_j`` for every pair, the gradients need only sums of ``r (1
         - r)`` over k and, weighted by ``du``, over j, less the pairs ``k =
-        j``. Returns ``dP``, ``dQ`` (before the factor ``v``) and the
+        j``. ``units`` are the block's :meth:`_summed_units` of the forward
+        pass. Returns ``dP``, ``dQ`` (before the factor ``v``) and the
         gradient of ``v``.
         """
         h, dtype = self.n_hidden, ds.dtype
@@ -432,7 +433,7 @@ class PairwiseNetwork:
         d_rows *= factor
         d_cols -= diag * ds
         d_cols *= factor
-        g_v = (self._summed_units(block, sums) * ds).sum(axis=(1, 2), dtype=np.float64)
+        g_v = (units * ds).sum(axis=(1, 2), dtype=np.float64)
         return d_rows, d_cols, g_v
 
     def _plan(self, P, Q, layout, factors=None, summed=False):
