@@ -201,7 +201,7 @@ def test_C_logrank_blames_alpha_and_the_scale_of_sample_weight(alpha, weight, bl
     X, y, qid = data
     sample_weight = None if weight is None else np.full(40, weight)
     with _diverged(LogRankRanker, rf"Likely cause: {blamed}") as info:
-        LogRankRanker(max_iter=3, alpha=alpha).fit(X, y, qid=qid, sample_weight=sample_weight)
+        LogRankRanker(max_iter=3, alpha=alpha, random_state=0).fit(X, y, qid=qid, sample_weight=sample_weight)
     # LogRank has neither a learning rate nor a choice of solver
     assert "learning_rate_init" not in str(info.value)
     assert "solver=" not in str(info.value)
@@ -209,7 +209,11 @@ def test_C_logrank_blames_alpha_and_the_scale_of_sample_weight(alpha, weight, bl
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("cls, params", [
-    (LogRankRanker, dict(max_iter=3)),
+    # a fixed seed: from about 1 start in 80, L-BFGS's first step lands where
+    # every sampled ranking's logit gap saturates, the fit converges without
+    # overflowing (to a model that ranks as the scaled fit does) and there is
+    # no divergence to blame
+    (LogRankRanker, dict(max_iter=3, random_state=0)),
     (ListNetRanker, dict(solver="lbfgs", **F)),
     (ListNetRanker, F),
     (BoltzRankRanker, dict(n_rankings=5, n_init=1, hidden_layer_sizes=(), **F)),
