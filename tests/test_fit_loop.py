@@ -798,6 +798,23 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
         assert_array_equal(dense[0], dense[1])
         assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
 
+    # a dense batch of queries that are ranges of X is copied a block per
+    # query: the same rows as copied one by one
+    for source, perm in ((grouped, np.arange(len(qid))), (copied, shuffled)):
+        row_by_row = objective(perm)
+        if source is copied:
+            row_by_row.gather()
+        monkeypatch.setattr(row_by_row, "_query_blocks", lambda: None)
+        if not sparse:
+            assert source._query_blocks() is not None
+        n_batches = 0
+        for a, b in zip(source.batches(3, np.random.RandomState(2)),
+                        row_by_row.batches(3, np.random.RandomState(2))):
+            dense = [m.toarray() if sparse else m for m in (a.X, b.X)]
+            assert_array_equal(dense[0], dense[1])
+            n_batches += 1
+        assert n_batches == 2
+
 
 def test_a_fit_is_the_same_with_or_without_the_grouped_copy(monkeypatch):
     """The grouped copy changes where the rows come from, not the fit."""

@@ -201,6 +201,16 @@ class Objective:
         self.gather()
         return True
 
+    def _query_blocks(self):
+        """The first row of ``X`` of each training query when every query is one range of ``X``.
+
+        None when some query's training rows are scattered over ``X``.
+        """
+        starts = self.state.layout.offsets[:-1]
+        if self.rows is None:
+            return starts
+        return None if self._rows_scattered() else self.rows[starts]
+
     def _rows_scattered(self):
         """Whether some query's training rows are not one contiguous range of ``X``."""
         breaks = np.diff(self.rows) != 1
@@ -222,7 +232,8 @@ class Objective:
         rows are grouped) as views when it is one query, and gathers them
         otherwise; the rows of a dense ``X`` are gathered into one buffer
         reused by every batch of the epoch (a batch is consumed before the
-        next one is drawn). Nothing of the size of the training rows is
+        next one is drawn), a block per query where each query is one range
+        of ``X``. Nothing of the size of the training rows is
         copied per epoch beyond one index array.
         """
         return self.ordered_batches(batch_size, random_state.permutation(self.n_queries))
@@ -245,9 +256,10 @@ class Objective:
         per_query = {k: v[perm] for k, v in state.per_query.items()}
         cuts = np.append(0, ends[np.minimum(np.arange(batch_size, n_queries + batch_size,
                                                       batch_size), n_queries) - 1])
-        buffer = None
+        buffer = blocks = None
         if isinstance(self.X, np.ndarray):
             buffer = np.empty((int(np.diff(cuts).max()), self.X.shape[1]), dtype=self.X.dtype)
+            blocks = self._query_blocks()
         for i, lo in enumerate(range(0, n_queries, batch_size)):
             hi = min(lo + batch_size, n_queries)
             a, b = cuts[i], cuts[i + 1]
@@ -260,6 +272,12 @@ class Objective:
                 X = self.X[take]
             elif buffer is None:
                 X = self.X[rows[a:b]]
+            elif blocks is not None:
+                # each query's rows are one range of X: a block copy per query
+                # costs about three quarters of a copy row by row
+                X = np.concatenate([self.X[blocks[q]:blocks[q] + sizes[j]]
+                                    for j, q in enumerate(perm[lo:hi], lo)],
+                                   out=buffer[: b - a])
             else:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
