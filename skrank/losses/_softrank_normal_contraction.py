@@ -18,9 +18,10 @@ dL/dmean`` and ``b = dL/dvar`` of ``L = -SoftNDCG``; the moments' own
 reverse step takes them to the scores, ``dL/dpi_ij = a_j + b_j (1 - 2
 pi_ij)``. The normal CDF and density are evaluated only on the edges within
 :data:`._softrank_normal._BAND` standard deviations of each target's mean
-rank (a window as wide as the widest target of the block needs); beyond it
-the CDF is 0 or 1 to double precision, and the edges above the window add a
-suffix sum of ``E``. Truncation (SoftNDCG@R) is ``R + 1`` edges.
+rank (in a window as wide as the widest target of the block needs, of
+which only the edges within the target's own band); beyond it the CDF is 0
+or 1 to double precision, and the edges above the window add a suffix sum
+of ``E``. Truncation (SoftNDCG@R) is ``R + 1`` edges.
 """
 
 from typing import NamedTuple
@@ -28,7 +29,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ._softrank_normal import _BAND, _SQRT_2PI, _VARIANCE_FLOOR
+from ._softrank_normal import (
+    _BAND, _SQRT_2PI, _VARIANCE_FLOOR, _decided_density, _decided_ndtr,
+)
 
 
 class _Contraction(NamedTuple):
@@ -42,6 +45,8 @@ class _Contraction(NamedTuple):
     total: np.ndarray  # the normal mass of the query's ranks
     edges: np.ndarray  # the window of standardised edges
     cdf: np.ndarray  # Phi of the window (the reverse pass reuses its buffer)
+    inside: np.ndarray  # the edges of the window within _BAND
+    edges_inside: np.ndarray  # edges[inside]
     E_win: np.ndarray  # E over the window
     first_edge: np.ndarray
     top: np.ndarray
@@ -80,15 +85,18 @@ def _contraction_forward(mean, var, weight, D, sizes):
         E_win = runs[np.arange(B)[:, None], lo]
     else:  # lo is 0: every edge
         E_win = np.broadcast_to(E[:, None, :], edges.shape)
-    cdf = ndtr(edges)
+    # the window is as wide as the block's widest target needs: the edges of
+    # the others beyond _BAND are decided as well
+    cdf = np.empty_like(edges)
+    inside, edges_inside = _decided_ndtr(edges, out=cdf)
     above = tail[np.arange(B)[:, None], lo + K]  # edges beyond the window: Phi = 1
     H = np.einsum("bjk,bjk->bj", E_win, cdf) + above
     first_edge = (-0.5 - mean) * inv_sd
     top = (sizes[:, None] - 0.5 - mean) * inv_sd
     total = ndtr(top) - ndtr(first_edge)
     softndcg = (weight * H / total).sum(axis=1)
-    return softndcg, _Contraction(weight, H, total, edges, cdf, E_win, first_edge, top, sd,
-                                  inv_sd)
+    return softndcg, _Contraction(weight, H, total, edges, cdf, inside, edges_inside, E_win,
+                                  first_edge, top, sd, inv_sd)
 
 
 def _contraction_reverse(saved):
@@ -97,12 +105,13 @@ def _contraction_reverse(saved):
     ``saved`` is what :func:`_contraction_forward` returned with SoftNDCG;
     its CDF buffer is overwritten (the reverse pass runs once).
     """
-    weight, H, total, edges, cdf, E_win, first_edge, top, sd, inv_sd = saved
+    (weight, H, total, edges, cdf, inside, edges_inside, E_win, first_edge, top, sd,
+     inv_sd) = saved
     # reverse mode of loss = -sum_j w_j H_j / total_j
     c = -weight / total  # dL/dH_j
     c_total = weight * H / (total * total)  # dL/dtotal_j
-    density = np.multiply(edges, -0.5 * edges, out=cdf)  # cdf is not needed again
-    np.exp(density, out=density)  # phi(e) * sqrt(2 pi)
+    # phi(e) * sqrt(2 pi), 0 where the CDF was decided; cdf is not needed again
+    density = _decided_density(inside, edges_inside, out=cdf)
     F1 = np.einsum("bjk,bjk->bj", E_win, density) / _SQRT_2PI  # sum_r E(r) phi(e_jr)
     density *= edges
     F2 = np.einsum("bjk,bjk->bj", E_win, density) / _SQRT_2PI  # sum_r E(r) phi(e_jr) e_jr

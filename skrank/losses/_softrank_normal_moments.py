@@ -26,7 +26,7 @@ block), in reading order:
 import numpy as np
 from scipy.special import ndtr
 
-from ._softrank_normal import _BAND, _SQRT_2PI
+from ._softrank_normal import _BAND, _SQRT_2PI, _decided_density, _decided_ndtr
 
 #: Pairs of documents (``queries x W^2``) of a block beyond which the normal
 #: approximation evaluates the pairs by chunks of targets (a query of more
@@ -221,7 +221,8 @@ def _banded_moments(valid, scale, order, t, K):
     = (t_{p+c+1} - t_p) / scale <= 0``, and ``R = Phi(y)`` is the probability
     that the lower document wins. The pairs beyond (more than
     :data:`._softrank_normal._BAND` standard deviations apart, as the ``K``
-    cover every closer pair) are decided to double precision: the higher
+    cover every closer pair; inside the ``K`` too, in the rows of documents
+    that need fewer) are decided to double precision: the higher
     document wins (``R = 0``, no variance, no density), so the ``p``
     documents above document ``p`` add ``p`` to its mean rank, less ``R`` of
     every banded pair. Otherwise the same sums as the half-pair path, in
@@ -235,7 +236,10 @@ def _banded_moments(valid, scale, order, t, K):
         y /= scale
     np.copyto(y, -np.inf, where=~valid[:, :, None])  # padding rows (-inf - -inf)
     RV = _skew_buffer(2 * B, W, K)
-    R = ndtr(y, out=RV[:B, K:])
+    # the band is as wide as its widest document needs: in the rows of the
+    # others, pairs beyond _BAND are decided as well (R = 0, no density)
+    R = RV[:B, K:]
+    inside, y_inside = _decided_ndtr(y, out=R)
     V = np.subtract(1.0, R, out=RV[B:, K:])
     V *= R
     as_second = _skew_sum(RV, W, wrap=False)
@@ -251,10 +255,7 @@ def _banded_moments(valid, scale, order, t, K):
         # R = pi_(p+c+1),p enters the mean and variance of p (dL/dR: a_p + b_p (1 -
         # 2R)) and 1 - R those of p+c+1 (minus a_q - b_q + 2R b_q); dR/ds = phi(y)
         # / scale for the lower document, minus it for the higher
-        with np.errstate(over="ignore"):
-            phi = np.square(y, out=y)
-        phi *= -0.5
-        np.exp(phi, out=phi)
+        phi = _decided_density(inside, y_inside, out=y)  # y is not needed again
         T_buf = _skew_buffer(B, W, K)
         T = np.subtract((a + b)[:, :, None], _partners(a - b, K, fill=0.0), out=T_buf[:, K:])
         b2 = 2.0 * b
