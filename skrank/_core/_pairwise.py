@@ -461,8 +461,10 @@ class PairwiseNetwork:
         if factors is not None:
             spec = self._factored
             F, G = factors
-            reach = np.maximum(np.abs(P).max(axis=0), np.abs(Q).max(axis=0))  # of each row
             bound = FACTOR_BOUNDS[dtype] / spec.a
+            reach = None  # every row within the bound; else the largest |P|, |Q| of each row
+            if max(P.max(), -P.min(), Q.max(), -Q.min()) > bound:
+                reach = np.maximum(np.abs(P).max(axis=0), np.abs(Q).max(axis=0))
             left_rows = np.ones((h, n, 2), dtype=dtype)
             left_rows[..., 0] = F
             right_rows = np.ones((h, n, 2), dtype=dtype)
@@ -476,18 +478,24 @@ class PairwiseNetwork:
             n_block, width = rows.shape
             if width == 1:
                 continue  # single-document queries have no pairs
+            if n_block == 1 and layout.order is None:
+                # one query of grouped rows: a range of them, taken as views
+                first = int(rows[0, 0])
+                take = (slice(None), None, slice(first, first + width))
+            else:
+                take = (slice(None), rows)
             diag = others = None
-            if factors is not None and reach[rows].max() <= bound:
-                left, right = left_rows[:, rows], right_rows[:, rows].swapaxes(2, 3)
+            if factors is not None and (reach is None or reach[take[1:]].max() <= bound):
+                left, right = left_rows[take], right_rows[take].swapaxes(2, 3)
                 activate = spec.finish
                 if summed:
-                    activate, diag = _reciprocal, diag_rows[:, rows]
+                    activate, diag = _reciprocal, diag_rows[take]
                     others = layout.sizes[block.queries] - 1
             else:
                 if direct is None:
                     direct = np.ones((h, n, 2), dtype=dtype), np.ones((h, n, 2), dtype=dtype)
                     direct[0][..., 0], direct[1][..., 1] = P, Q
-                left, right = direct[0][:, rows], direct[1][:, rows].swapaxes(2, 3)
+                left, right = direct[0][take], direct[1][take].swapaxes(2, 3)
                 activate = self._act
             step = max(1, budget // (h * n_block * width))
             chunks = []
