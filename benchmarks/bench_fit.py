@@ -14,9 +14,11 @@ run on the same machine:
    rows grouped by query, and ``batch_size=64`` (goal ≤ 2); and the cost of
    one more epoch with the fixed costs of a fit left out. Before them, the
    floor of an epoch that takes its rows from ``X``: copying every row once,
-   8 queries at a time in a random query order, with rows in random order
-   and grouped by query (a random row gather waits on the memory's latency,
-   so its ratio to the pair differs between machines);
+   8 and 64 queries at a time in a random query order, with rows in random
+   order and grouped by query (a random row gather waits on the memory's
+   latency, so its ratio to the pair differs between machines). The pair is
+   timed again before every timed fit, and the ratios are taken against the
+   median of those samples (a shared machine's speed drifts over minutes);
 2. the same for a sparse CSR matrix of 10 % density against the sparse pair
    (goal ≤ 3);
 3. the validation metric's share of an epoch (NDCG@10 on the held-out fifth
@@ -64,7 +66,8 @@ def gather_time(X, qid, batch_size, repeat):
     The queries come in a random order and each batch's rows are taken into
     one reused buffer, as a stochastic epoch takes them: the memory traffic
     an epoch cannot avoid without a copy of ``X`` grouped by query. With rows
-    in random order its cost is the memory's latency, not its bandwidth.
+    in random order its cost is the memory's latency, not its bandwidth; with
+    rows grouped by query each query is copied as one block, as a fit does.
     """
     order = np.argsort(qid, kind="stable")
     _, starts, sizes = np.unique(qid[order], return_index=True, return_counts=True)
@@ -75,6 +78,16 @@ def gather_time(X, qid, batch_size, repeat):
     rows = order[np.concatenate([np.arange(s, s + n) for s, n in
                                  zip(starts[perm], sizes[perm])])]
     buffer = np.empty((int(np.diff(cuts).max()), X.shape[1]), dtype=X.dtype)
+
+    if (order == np.arange(len(order))).all():  # grouped: a block per query
+        blocks = [slice(s, s + n) for s, n in zip(starts[perm], sizes[perm])]
+        first = np.arange(0, len(perm), batch_size)
+
+        def epoch():
+            for i, (a, b) in zip(first, zip(cuts[:-1], cuts[1:])):
+                np.concatenate([X[block] for block in blocks[i:i + batch_size]],
+                               out=buffer[: b - a])
+        return median_time(epoch, repeat)
 
     def epoch():
         for a, b in zip(cuts[:-1], cuts[1:]):
@@ -130,6 +143,25 @@ def fit_memory(X, y, qid, max_iter):
     return peak - before
 
 
+class PairClock:
+    """Times of ``X @ w`` plus ``X.T @ g``, sampled through the run.
+
+    A shared machine's speed drifts over minutes, so the pair is timed again
+    before every timed fit and each ratio is taken against the median of all
+    the samples, printed with their range.
+    """
+
+    def __init__(self, X, repeat):
+        self.X, self.repeat, self.samples = X, repeat, []
+
+    def sample(self):
+        self.samples.append(pair_time(self.X, self.repeat))
+
+    @property
+    def value(self):
+        return float(np.median(self.samples))
+
+
 def synthetic(args):
     t0 = time.perf_counter()
     X, y, qid = make_ranking(
@@ -142,29 +174,47 @@ def synthetic(args):
           f"({X.nbytes / 2**20:.0f} MiB; generated in {time.perf_counter() - t0:.1f} s); "
           f"linear ListNet, max_iter={args.max_iter} (the default is 200), other parameters "
           "default")
-    t_pair = pair_time(X, args.repeat)
-    print(f"  X @ w + X.T @ g                   {t_pair:8.4f} s")
-    print("  copying every row once, in 8-query batches of a random query order "
-          "(the floor of an epoch without a grouped copy of X):")
-    for name, rows_qid in (("rows in random order", qidr), ("rows grouped by query", qid)):
-        data = Xr if rows_qid is qidr else X
-        t_gather = gather_time(data, rows_qid, 8, args.repeat)
-        print(f"    {name:<30}{t_gather:8.4f} s = {t_gather / t_pair:5.2f} x")
+    pair = PairClock(X, args.repeat)
+    pair.sample()
+    floors = {}
+    for batch_size in (8, 64):
+        for name, rows_qid in (("rows in random order", qidr), ("rows grouped by query", qid)):
+            data = Xr if rows_qid is qidr else X
+            floors[batch_size, name] = gather_time(data, rows_qid, batch_size, args.repeat)
 
-    per_epoch, ranker = epoch_seconds(
-        ListNetRanker(max_iter=args.max_iter, random_state=0), Xr, yr, qidr)
+    def timed(make, data):
+        pair.sample()
+        return epoch_seconds(make(), *data)
+
+    shuffled, grouped = (Xr, yr, qidr), (X, y, qid)
+    per_epoch, ranker = timed(lambda: ListNetRanker(max_iter=args.max_iter, random_state=0),
+                              shuffled)
+    grouped_epoch, _ = timed(lambda: ListNetRanker(max_iter=args.max_iter, random_state=0),
+                             grouped)
+    big, _ = timed(lambda: ListNetRanker(max_iter=args.max_iter, batch_size=64,
+                                         random_state=0), shuffled)
+    extras = {}
+    for batch_size in (8, 64):
+        pair.sample()
+        extras[batch_size] = marginal_epoch(
+            lambda **p: ListNetRanker(batch_size=batch_size, random_state=0, **p), *shuffled)
+    pair.sample()
+    t_pair = pair.value
+
+    print(f"  X @ w + X.T @ g                   {t_pair:8.4f} s (median of {len(pair.samples)} "
+          f"samples through the run: {min(pair.samples):.4f}-{max(pair.samples):.4f} s)")
+    for batch_size in (8, 64):
+        print(f"  copying every row once, in {batch_size}-query batches of a random query "
+              "order (the floor of an epoch's row copies):")
+        for name in ("rows in random order", "rows grouped by query"):
+            t_gather = floors[batch_size, name]
+            print(f"    {name:<30}{t_gather:8.4f} s = {t_gather / t_pair:5.2f} x")
     print(f"  epoch, rows in random order       {per_epoch:8.4f} s")
     report("default, rows in random order", per_epoch / t_pair, GOALS["default"])
-    grouped, _ = epoch_seconds(
-        ListNetRanker(max_iter=args.max_iter, random_state=0), X, y, qid)
-    report("default, rows grouped by query", grouped / t_pair, GOALS["grouped"])
-    big, _ = epoch_seconds(
-        ListNetRanker(max_iter=args.max_iter, batch_size=64, random_state=0), Xr, yr, qidr)
+    report("default, rows grouped by query", grouped_epoch / t_pair, GOALS["grouped"])
     report("batch_size=64, rows in random order", big / t_pair, GOALS["batch_size=64"])
     print("  one more epoch, fixed costs of a fit left out (rows in random order):")
-    for batch_size in (8, 64):
-        extra = marginal_epoch(
-            lambda **p: ListNetRanker(batch_size=batch_size, random_state=0, **p), Xr, yr, qidr)
+    for batch_size, extra in extras.items():
         print(f"    batch_size={batch_size:<3} {extra:8.4f} s = {extra / t_pair:5.2f} x")
 
     # the validation metric: NDCG@10 of the held-out fifth of the queries
