@@ -199,12 +199,13 @@ class SoftRankLoss(ListwiseLoss):
     and no density (below :math:`10^{-15}`). The documents of a block are
     then sorted by score and each one is paired only with the documents that
     follow it within that distance (as many as the widest such band of the
-    block holds), and every document above it beyond the band adds 1 to its
+    block holds; the CDF and density are evaluated only on each document's
+    own band), and every document above it beyond the band adds 1 to its
     mean rank: about a third of the pairs after one epoch on web-search-like
     data, a fifth at the end of a fit. Without the rank distributions themselves, the
     loss is then contracted against the discount over the bin edges within
     8.5 standard deviations of each mean rank, beyond which the CDF is 0 or
-    1 to double precision. The half-pair arrays of a query take some
+    1 to double precision (and is taken as such). The half-pair arrays of a query take some
     :math:`3 N^2` floats at once; a longer query (more than about 1,450
     documents) takes its pairs by chunks of target documents of at most
     2**20 pairs, in two passes (the means and variances of the ranks, then
