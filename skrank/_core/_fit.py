@@ -273,8 +273,8 @@ class Objective:
             elif buffer is None:
                 X = self.X[rows[a:b]]
             elif blocks is not None:
-                # each query's rows are one range of X: a block copy per query
-                # costs about three quarters of a copy row by row
+                # each query's rows are one range of X: one copy per query
+                # instead of one per row
                 X = np.concatenate([self.X[blocks[q]:blocks[q] + sizes[j]]
                                     for j, q in enumerate(perm[lo:hi], lo)],
                                    out=buffer[: b - a])

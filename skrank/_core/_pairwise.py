@@ -485,6 +485,7 @@ class PairwiseNetwork:
             else:
                 take = (slice(None), rows)
             diag = others = None
+            # (take[1:] picks the block's rows of a per-row array such as reach)
             if factors is not None and (reach is None or reach[take[1:]].max() <= bound):
                 left, right = left_rows[take], right_rows[take].swapaxes(2, 3)
                 activate = spec.finish
