@@ -799,21 +799,25 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
         assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
 
     # a dense batch of queries that are ranges of X is copied a block per
-    # query: the same rows as copied one by one
-    for source, perm in ((grouped, np.arange(len(qid))), (copied, shuffled)):
-        row_by_row = objective(perm)
-        if source is copied:
+    # query (a view for one query) where the queries are large enough: the
+    # same rows as copied one by one
+    assert objective(np.arange(len(qid)))._query_blocks() is None  # tiny: row by row
+    monkeypatch.setattr(_fit, "BLOCK_COPY_MIN_BYTES", 1)
+    for perm in (np.arange(len(qid)), shuffled):
+        by_block, row_by_row = objective(perm), objective(perm)
+        if perm is shuffled:
+            by_block.gather()
             row_by_row.gather()
         monkeypatch.setattr(row_by_row, "_query_blocks", lambda: None)
-        if not sparse:
-            assert source._query_blocks() is not None
-        n_batches = 0
-        for a, b in zip(source.batches(3, np.random.RandomState(2)),
-                        row_by_row.batches(3, np.random.RandomState(2))):
-            dense = [m.toarray() if sparse else m for m in (a.X, b.X)]
-            assert_array_equal(dense[0], dense[1])
-            n_batches += 1
-        assert n_batches == 2
+        assert (by_block._query_blocks() is None) == sparse
+        for batch_size, n_batches in ((3, 2), (1, 6)):
+            compared = 0  # (a batch's buffer is reused by the next one: compare as drawn)
+            for a, b in zip(by_block.batches(batch_size, np.random.RandomState(2)),
+                            row_by_row.batches(batch_size, np.random.RandomState(2))):
+                dense = [m.toarray() if sparse else m for m in (a.X, b.X)]
+                assert_array_equal(dense[0], dense[1])
+                compared += 1
+            assert compared == n_batches
 
 
 def test_a_fit_is_the_same_with_or_without_the_grouped_copy(monkeypatch):

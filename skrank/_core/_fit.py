@@ -23,8 +23,9 @@ translates them into its own terms.
 
 The training queries are addressed through an array of row indices into
 ``X``. A stochastic solver takes the rows of each mini-batch from ``X``
-(a view for a batch of one query when ``X``'s rows are grouped by query,
-else one indexing operation into a buffer reused by the epoch's batches).
+(a view for a batch of one query when its rows are a range of ``X``, else a
+copy into a buffer reused by the epoch's batches: a block per query where
+the queries are ranges of ``X`` and large, else one indexing operation).
 A full-batch solver copies the training rows once, grouped
 (:meth:`Objective.gather`); so does a stochastic solver when a query's rows
 are scattered over ``X`` and the copy fits comfortably in the memory
@@ -51,6 +52,12 @@ from ._solvers import check_finite
 #: Largest share of the memory available that a stochastic fit's grouped
 #: copy of scattered training rows may take (:meth:`Objective.gather_scattered`).
 GATHER_MEMORY_SHARE = 0.5
+
+#: Mean bytes of a training query's rows from which a mini-batch whose
+#: queries are ranges of a dense ``X`` is copied a block per query (one slice
+#: and copy each) rather than row by row (one indexing operation): below it
+#: the slices cost more in Python than the block copies save.
+BLOCK_COPY_MIN_BYTES = 2**15
 
 #: Rows of whole queries scored at once by :meth:`Objective.train_scores` for
 #: a network that scores a query's rows jointly (gathered from ``X``).
@@ -101,6 +108,7 @@ class Objective:
         self.n_queries = state.layout.n_queries
         self.n_params = network.n_params
         self._X_train = None
+        self._blocks = False  # not computed yet: _query_blocks
 
     @property
     def X_train(self):
@@ -165,6 +173,7 @@ class Objective:
         :meth:`gather_scattered` decides.
         """
         self.X, self.rows = self.X_train, None
+        self._blocks = False  # not computed yet: _query_blocks
 
     def gather_scattered(self, memory_share=GATHER_MEMORY_SHARE):
         """:meth:`gather` for a stochastic solver, where it makes epochs faster.
@@ -202,14 +211,25 @@ class Objective:
         return True
 
     def _query_blocks(self):
-        """The first row of ``X`` of each training query when every query is one range of ``X``.
+        """The first row of ``X`` of each training query, where batches copy a block per query.
 
-        None when some query's training rows are scattered over ``X``.
+        For a dense ``X`` in which every training query is one range of
+        rows; None where some query's rows are scattered over ``X``, or the
+        queries are too small for block copies to pay
+        (:data:`BLOCK_COPY_MIN_BYTES`). Computed once.
         """
-        starts = self.state.layout.offsets[:-1]
-        if self.rows is None:
-            return starts
-        return None if self._rows_scattered() else self.rows[starts]
+        if self._blocks is False:
+            layout, X = self.state.layout, self.X
+            starts = layout.offsets[:-1]
+            row_bytes = X.shape[1] * X.dtype.itemsize if isinstance(X, np.ndarray) else 0
+            large = row_bytes * layout.n_samples >= BLOCK_COPY_MIN_BYTES * max(layout.n_queries, 1)
+            if not large:
+                self._blocks = None
+            elif self.rows is None:
+                self._blocks = starts
+            else:
+                self._blocks = None if self._rows_scattered() else self.rows[starts]
+        return self._blocks
 
     def _rows_scattered(self):
         """Whether some query's training rows are not one contiguous range of ``X``."""
@@ -252,14 +272,18 @@ class Objective:
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
-        rows = positions if self.rows is None else self.rows[positions]
         per_query = {k: v[perm] for k, v in state.per_query.items()}
         cuts = np.append(0, ends[np.minimum(np.arange(batch_size, n_queries + batch_size,
                                                       batch_size), n_queries) - 1])
-        buffer = blocks = None
+        buffer = ranges = rows = None
         if isinstance(self.X, np.ndarray):
             buffer = np.empty((int(np.diff(cuts).max()), self.X.shape[1]), dtype=self.X.dtype)
-            blocks = self._query_blocks()
+        blocks = self._query_blocks()
+        if blocks is not None:  # the rows of X of each query, as Python ints
+            first = blocks[perm]
+            ranges = list(zip(first.tolist(), (first + sizes).tolist()))
+        else:
+            rows = positions if self.rows is None else self.rows[positions]
         for i, lo in enumerate(range(0, n_queries, batch_size)):
             hi = min(lo + batch_size, n_queries)
             a, b = cuts[i], cuts[i + 1]
@@ -270,14 +294,14 @@ class Objective:
                 take = positions[a:b]
             if self.rows is None and isinstance(take, slice):
                 X = self.X[take]
+            elif ranges is not None:
+                # each query's rows are one range of X: a view for one query,
+                # else one copy per query instead of one per row
+                X = (self.X[slice(*ranges[lo])] if hi - lo == 1 else
+                     np.concatenate([self.X[lo_:hi_] for lo_, hi_ in ranges[lo:hi]],
+                                    out=buffer[: b - a]))
             elif buffer is None:
                 X = self.X[rows[a:b]]
-            elif blocks is not None:
-                # each query's rows are one range of X: one copy per query
-                # instead of one per row
-                X = np.concatenate([self.X[blocks[q]:blocks[q] + sizes[j]]
-                                    for j, q in enumerate(perm[lo:hi], lo)],
-                                   out=buffer[: b - a])
             else:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
