@@ -79,13 +79,14 @@ def gather_time(X, qid, batch_size, repeat):
                                  zip(starts[perm], sizes[perm])])]
     buffer = np.empty((int(np.diff(cuts).max()), X.shape[1]), dtype=X.dtype)
 
-    if (order == np.arange(len(order))).all():  # grouped: a block per query
-        blocks = [slice(s, s + n) for s, n in zip(starts[perm], sizes[perm])]
-        first = np.arange(0, len(perm), batch_size)
+    if (order == np.arange(len(order))).all():  # grouped: a block per query, as a fit does
+        first_batch = np.arange(0, len(perm), batch_size)
 
         def epoch():
-            for i, (a, b) in zip(first, zip(cuts[:-1], cuts[1:])):
-                np.concatenate([X[block] for block in blocks[i:i + batch_size]],
+            first = starts[perm]
+            ranges = list(zip(first.tolist(), (first + sizes[perm]).tolist()))
+            for i, (a, b) in zip(first_batch, zip(cuts[:-1], cuts[1:])):
+                np.concatenate([X[lo:hi] for lo, hi in ranges[i:i + batch_size]],
                                out=buffer[: b - a])
         return median_time(epoch, repeat)
 

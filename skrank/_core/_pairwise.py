@@ -456,14 +456,15 @@ class PairwiseNetwork:
         # [P_j, 1] @ [1; Q_k] = P_j + Q_k, exactly (or [F_j, 1] @ [G_k; 1] =
         # F_j G_k + 1): the broadcast sum written by BLAS, faster than
         # np.add's broadcasting. The operands of every row are laid out once
-        # and gathered per block, the right one as its transpose.
+        # and taken per block (a view for one query of grouped rows, else
+        # gathered), the right one as its transpose.
         direct = None
         if factors is not None:
             spec = self._factored
             F, G = factors
             bound = FACTOR_BOUNDS[dtype] / spec.a
             reach = None  # every row within the bound; else the largest |P|, |Q| of each row
-            if max(P.max(), -P.min(), Q.max(), -Q.min()) > bound:
+            if not np.max([P.max(), -P.min(), Q.max(), -Q.min()]) <= bound:  # NaN: per row
                 reach = np.maximum(np.abs(P).max(axis=0), np.abs(Q).max(axis=0))
             left_rows = np.ones((h, n, 2), dtype=dtype)
             left_rows[..., 0] = F

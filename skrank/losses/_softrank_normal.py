@@ -54,8 +54,8 @@ def _decided_ndtr(x, out):
         (:func:`_decided_density`).
     """
     inside = np.abs(x) < _BAND  # infinite: outside
+    x_inside = x[inside]  # before out is written: out may be x itself
     np.greater_equal(x, _BAND, out=out)
-    x_inside = x[inside]
     out[inside] = ndtr(x_inside)
     return inside, x_inside
 
