@@ -6,8 +6,8 @@ Nothing here reads an estimator. A ranker's front end builds
   and the L2 strength (what the solvers minimise); for a linear model on a
   loss of sample logits, possibly the same objective folded once per fit
   (:func:`skrank._core._folded.make_objective` chooses);
-* a solver from :data:`skrank._core._solvers.SOLVERS`, with keyword
-  arguments;
+* a solver of :mod:`skrank._core._solvers` (:class:`~skrank._core._solvers.Adam`,
+  :class:`~skrank._core._solvers.SGD` or :class:`~skrank._core._solvers.LBFGS`);
 * a :class:`StoppingRule`: patience, tolerance and the monitored metric on
   the validation queries (or the training objective without them);
 * :class:`Restarts`: how many runs, how they are combined, how many run in

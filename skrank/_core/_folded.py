@@ -41,8 +41,7 @@ FOLD_RATIO = 1.0
 #: coefficients, ``rows x (n_features + k)`` (a single larger query is folded
 #: on its own); 1 MB of float64. The products run one query at a time, so a
 #: larger chunk is not faster; it only adds to the fit's peak memory, which
-#: the folding reaches (at 50,000 rows of float32 X, 2**19 cells were 0.04
-#: times X.nbytes more).
+#: is reached while folding (the reproducing page has a measurement).
 MAX_CELLS = 2**17
 
 

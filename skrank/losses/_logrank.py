@@ -43,10 +43,10 @@ RESTARTS = ("two", "graded")
 #: Probability that a restart of ``walk_restart="two"`` is the ideal ranking (Fig. 5).
 IDEAL_RESTART = 0.9
 #: Cells of the ``chains x width`` arrays of one block of random walks (some
-#: 120 bytes of temporaries each: 16 MB, whatever the data's size). Twice as
-#: many measured 12 % slower (the arrays leave the cache), half as many 12 %
-#: slower too (more, smaller blocks); the fit's peak memory is later, when
-#: the samples are folded (:mod:`skrank._core._folded`).
+#: 120 bytes of temporaries each: 16 MB, whatever the data's size). Larger
+#: blocks leave the CPU's cache and smaller ones pay numpy's per-call cost
+#: more often (the reproducing page has the timings); the fit's peak memory
+#: is later, when the samples are folded (:mod:`skrank._core._folded`).
 _WALK_CELLS = 2**17
 #: An unused entry of a walk's row of boundaries (past any slot; sorts last).
 _NO_BOUNDARY = 2**30

@@ -15,10 +15,10 @@ import numpy as np
 #: contests, hence zeros, is still off by 1e-6 after 1e5 iterations at N =
 #: 100), so every one runs at every evaluation of the loss, forward and back,
 #: over every query's N x N rank matrix, and keeps two N-vectors per query for
-#: the gradient (1.6 MB per query of 10 documents at 10,000 iterations);
-#: 1,000 iterations took 1.4 s per evaluation of 100 queries of 50 documents
-#: (one core). More would run for hours (10**23 would never end) rather than
-#: change the model.
+#: the gradient (1.6 MB per query of 10 documents at 10,000 iterations). The
+#: cost grows linearly with the iterations (the reproducing page times them),
+#: so more would run for hours (10**23 would never end) rather than change
+#: the model.
 MAX_SINKHORN_ITERATIONS = 10_000
 
 

@@ -2,8 +2,8 @@
 
 Each ranker is a thin front end over one shared fit loop (the networks,
 solvers and loop live in the private ``skrank._core``): it validates its
-parameters and builds the loss (from :data:`skrank.losses.LOSSES`), the
-scoring network and the solver.
+parameters and builds its loss (an instance of a class of
+:mod:`skrank.losses`), the scoring network and the solver.
 """
 
 from ._boltzrank import BoltzRankRanker

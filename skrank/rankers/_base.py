@@ -128,8 +128,9 @@ class BaseRanker(BaseEstimator):
 
     Subclasses implement ``fit`` (calling ``_fit`` with their solver,
     restarts and early-stopping split), ``_make_network(n_features)``,
-    ``_make_loss()``, ``_make_stopping()``, ``_penalty_strength(n_queries)``
-    and ``_step_size_advice()``.
+    ``_make_loss()`` and ``_make_stopping()``; they may override
+    ``_penalty_strength(n_queries)`` (here ``alpha``) and
+    ``_step_size_advice()`` (here none).
     """
 
     # With metadata routing on, fit and score receive qid without
@@ -145,7 +146,7 @@ class BaseRanker(BaseEstimator):
              solver, restarts, validation_fraction, random_state, warm_start):
         """The fit, from the ranker's explicit choices; returns ``self``.
 
-        ``solver`` (from :data:`~skrank._core._solvers.SOLVERS`) and
+        ``solver`` (a solver of :mod:`skrank._core._solvers`) and
         ``restarts`` (:class:`~skrank._core._fit.Restarts`) are built by the
         ranker; ``validation_fraction`` is the fraction of the queries held
         out for early stopping, None without early stopping; ``warm_start``
