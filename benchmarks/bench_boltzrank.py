@@ -5,7 +5,7 @@ Four measurements, every ratio taken against numpy timed in the same run:
 1. Loss + gradient of one query (``BoltzRankLoss``, k = 100 samples, the
    default objective) for m = 100, 200, 400, 800, 1600, 3200 documents
    (labels 0..2, normal scores, fixed seeds), as the fit loop calls it
-   (``_mean_value_and_grad`` on a prepared state: no input checks). The
+   (``sorted_value_and_grad`` on a prepared state: no input checks). The
    arithmetic it must do is one (k x m) x (m) product for the energies and one
    (k) x (k x m) product for the gradient; the reference is numpy's
    ``C @ s`` plus ``p @ C`` on a float64 (k x m) array ``C`` of the same
@@ -79,7 +79,7 @@ def loss_scaling(repeat):
         state = loss.prepare(y, layout, random_state=0)
         C = np.ascontiguousarray(state.rank_samples().ranks.T, dtype=np.float64)
         p = rng.random(K)
-        t_loss = median_time(lambda: loss._mean_value_and_grad(s, state), repeat * 20)
+        t_loss = median_time(lambda: loss.sorted_value_and_grad(s, state), repeat * 20)
         t_ref = median_time(lambda: (C @ s, p @ C), repeat * 20)
         times.append(t_loss)
         ratios.append(t_loss / t_ref)
@@ -96,7 +96,7 @@ def loss_scaling(repeat):
     blocks = [np.ascontiguousarray(ranks[i * m:(i + 1) * m].T, dtype=np.float64)
               for i in range(n_q)]
     p = rng.random(K)
-    t_batch = median_time(lambda: loss._mean_value_and_grad(s, state), repeat * 5)
+    t_batch = median_time(lambda: loss.sorted_value_and_grad(s, state), repeat * 5)
     t_ref = median_time(lambda: [(C @ s[:m], p @ C) for C in blocks], repeat * 5)
     print(f"  {n_q} queries of m = {m} in one call: {1e3 * t_batch:.3f} ms against "
           f"{1e3 * t_ref:.3f} ms for their products ({t_batch / t_ref:.2f} x)")

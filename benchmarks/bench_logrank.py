@@ -21,7 +21,7 @@ queries), every ratio taken against numpy timed in the same run:
    is busy waits for that core: milliseconds per call instead of tens of
    microseconds.
 2. The loss alone: objective + score gradient over all queries
-   (``LogRankLoss._mean_value_and_grad`` on a prepared state: no input checks)
+   (``LogRankLoss.sorted_value_and_grad`` on a prepared state: no input checks)
    for the sampled models (``sampler="walk"``, ``n_rankings`` rankings per
    query, the ideal one included), the path of any network other than the linear
    one. The arithmetic it must do is ``C_q^T s_q`` for the log-linear scores
@@ -161,11 +161,11 @@ def objective_cost(X, y, qid, repeat):
             state = loss.prepare(y, layout, random_state=0)
             C = state.per_row["coef"].astype(np.float64)
             g = rng.random(C.shape[1])
-            t_loss, t_ref, ratio = paired_times(lambda: loss._mean_value_and_grad(s, state),
+            t_loss, t_ref, ratio = paired_times(lambda: loss.sorted_value_and_grad(s, state),
                                                 lambda: (s @ C, C @ g), repeat * 3)
             worst = max(worst, ratio)
             with threadpool_limits(1):
-                single = paired_times(lambda: loss._mean_value_and_grad(s, state),
+                single = paired_times(lambda: loss.sorted_value_and_grad(s, state),
                                       lambda: (s @ C, C @ g), repeat * 3)[2]
             floor = paired_times(per_query_products(C, s, layout),
                                  lambda: (s @ C, C @ g), repeat * 3)[2]
@@ -185,7 +185,7 @@ def objective_cost(X, y, qid, repeat):
     for objective in ("likelihood", "expected_gain", "l3", "convex"):
         loss = LogRankLoss(objective, metric="auc", sampler="exact")
         state = loss.prepare(y, layout, random_state=0)
-        t_loss, t_ref, ratio = paired_times(lambda: loss._mean_value_and_grad(s, state),
+        t_loss, t_ref, ratio = paired_times(lambda: loss.sorted_value_and_grad(s, state),
                                             reference, repeat, calls=3)
         print(f"  {objective + '-auc (exact)':<28}{len(g_pos):>5} pairs {1e3 * t_loss:8.3f} "
               f"{1e3 * t_ref:15.3f} {ratio:7.2f}")

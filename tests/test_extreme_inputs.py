@@ -52,7 +52,7 @@ STATE_MESSAGE = r"^state must be the LossState returned by this loss's prepare \
 def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, scores):
     name = type(loss).__name__
     for call in (lambda: loss.value_and_grad(scores, state),
-                 lambda: loss._mean_value_and_grad(scores, state),
+                 lambda: loss.sorted_value_and_grad(scores, state),
                  lambda: loss.logit_form(state)):
         with pytest.raises(TypeError, match=STATE_MESSAGE.format(name) + r".*" + got):
             call()
@@ -113,7 +113,7 @@ def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data
     assert np.isfinite(full[0])
     positions, taken = state.take([0, 3])
     assert taken.prepared_by == state.prepared_by
-    loss._mean_value_and_grad(scores[:len(positions)], taken)
+    loss.sorted_value_and_grad(scores[:len(positions)], taken)
 
 
 # B. query_uniforms refuses a number of draws no array can hold ---------------

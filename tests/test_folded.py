@@ -184,7 +184,7 @@ def test_logit_form_is_the_loss(loss, problem):
     logits = np.array([form.scale[q] * s[a:b] @ coef[a:b] for q, (a, b)
                        in enumerate(zip(layout.offsets[:-1], layout.offsets[1:]))])
     value, dlogits = form.mean_value_and_grad(logits)
-    expected_value, expected_grad = loss._mean_value_and_grad(s, state)
+    expected_value, expected_grad = loss.sorted_value_and_grad(s, state)
     assert_allclose(value, expected_value, rtol=1e-12)
     grad = np.concatenate([coef[a:b] @ (form.scale[q] * dlogits[q]) for q, (a, b)
                            in enumerate(zip(layout.offsets[:-1], layout.offsets[1:]))])
@@ -194,7 +194,7 @@ def test_logit_form_is_the_loss(loss, problem):
     value, _ = form.mean_value_and_grad(logits[some], some)
     _, sub = state.take(some)
     positions, _ = layout.select(some)
-    assert_allclose(value, loss._mean_value_and_grad(s[positions], sub)[0], rtol=1e-12)
+    assert_allclose(value, loss.sorted_value_and_grad(s[positions], sub)[0], rtol=1e-12)
 
 
 def test_exact_sums_have_no_logit_form(problem):

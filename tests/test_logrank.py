@@ -30,7 +30,7 @@ def _query(n_pos, n_neg, rng):
 def _per_query(loss, y, s, qid, seed=0):
     layout = QueryLayout(qid)
     state = loss.prepare(y, layout, random_state=seed)
-    values, _ = loss._value_and_grad(layout.to_sorted(s), state)
+    values, _ = loss._query_losses_and_grad(layout.to_sorted(s), state)
     return values, state
 
 

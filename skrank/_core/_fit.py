@@ -132,7 +132,7 @@ class Objective:
         check_finite(scores, "scores")
         # the network runs in X's dtype; the loss on float64 scores (one per row).
         # A batch's state is cut from self.state, checked once per pass over the batches.
-        value, dscores = self.loss._mean_value_and_grad(
+        value, dscores = self.loss.sorted_value_and_grad(
             scores.astype(np.float64, copy=False), state, check_state=batch is None)
         grad = self.network.backward(params, cache, dscores)
         penalty, penalty_grad = self.network.penalty(params, self.alpha)
@@ -241,7 +241,7 @@ class Objective:
         """The objective on all training queries (without its gradient)."""
         scores = self.train_scores(params)
         check_finite(scores, "scores")
-        value, _ = self.loss._mean_value_and_grad(scores, self.state)
+        value, _ = self.loss.sorted_value_and_grad(scores, self.state)
         return value + self.network.penalty(params, self.alpha)[0]
 
     def batches(self, batch_size, random_state):

@@ -207,7 +207,7 @@ class FoldedObjective:
         self.slot[self.live] = np.arange(len(self.live))
         self.phi = fold(self.form.coef, state.layout, X, rows, self.live, max_cells=max_cells)
 
-    def _value_and_grad(self, params, queries, live, phi, with_grad=True):
+    def _evaluate(self, params, queries, live, phi, with_grad=True):
         """Objective and gradient of the queries ``queries`` (None: all) folded into ``phi``."""
         n_queries = self.n_queries if queries is None else len(queries)
         scale = self.scale if queries is None else self.scale[queries]
@@ -237,12 +237,12 @@ class FoldedObjective:
     def value_and_grad(self, params, batch=None):
         """Objective on a batch (None: all training queries) and its gradient."""
         if batch is None:
-            return self._value_and_grad(params, None, self.live, self.phi)
-        return self._value_and_grad(params, batch.queries, batch.live, batch.phi)
+            return self._evaluate(params, None, self.live, self.phi)
+        return self._evaluate(params, batch.queries, batch.live, batch.phi)
 
     def value(self, params):
         """The objective on all training queries (without its gradient)."""
-        return self._value_and_grad(params, None, self.live, self.phi, with_grad=False)[0]
+        return self._evaluate(params, None, self.live, self.phi, with_grad=False)[0]
 
     def train_scores(self, params):
         """Scores of the training rows, in the grouped order of ``state.layout``.

@@ -182,10 +182,16 @@ class ListwiseLoss:
     """Base class of listwise losses.
 
     Subclasses implement ``_prepare(y_sorted, layout, random_state)``, which
-    returns a :class:`LossState`, and ``_value_and_grad(s_sorted, state)``,
-    which returns the per-query losses and the gradient of their *sum* with
-    respect to the scores, both in sorted order. This class does the
-    bookkeeping: validation, row order, query subsets and averaging.
+    returns a :class:`LossState`, and ``_query_losses_and_grad(s_sorted,
+    state)``, which returns the per-query losses and the gradient of their
+    *sum* with respect to the scores, both in sorted order. This class does
+    the bookkeeping: validation, row order, query subsets and averaging.
+
+    Two methods evaluate a loss: :meth:`value_and_grad`, for scores in row
+    order, checked; and :meth:`sorted_value_and_grad`, for finite float64
+    scores already grouped in the sorted order of the state's layout,
+    unchecked (the fit loop's entry). Both return the mean loss over the
+    queries and its gradient.
 
     Every loss is averaged over queries, so the objective of a fit does not
     grow with the number of queries and mini-batch gradients are unbiased
@@ -282,15 +288,17 @@ class ListwiseLoss:
             _, state = state.take(queries)
         layout = state.layout
         scores = _check_finite_vector("scores", scores, layout.n_samples)
-        value, grad = self._mean_value_and_grad(layout.to_sorted(scores), state,
+        value, grad = self.sorted_value_and_grad(layout.to_sorted(scores), state,
                                                 check_state=False)  # checked above
         return value, layout.to_rows(grad)
 
-    def _mean_value_and_grad(self, s_sorted, state, check_state=True):
-        """:meth:`value_and_grad` of finite float64 scores in sorted order, unchecked.
+    def sorted_value_and_grad(self, s_sorted, state, *, check_state=True):
+        """Mean loss over the queries and its gradient, for scores in sorted order.
 
-        For the fit loop, which checks the scores once and keeps every
-        batch grouped by query: no validation, no reordering.
+        :meth:`value_and_grad` without the checks of the scores and without
+        reordering: for the fit loop, which checks the scores once and keeps
+        every batch grouped by query, and for code that keeps its scores
+        grouped the same way.
 
         Parameters
         ----------
@@ -301,7 +309,7 @@ class ListwiseLoss:
             From :meth:`prepare` (or :meth:`LossState.take` of it).
         check_state : bool, default=True
             Whether to refuse a ``state`` this loss could not have prepared
-            (:meth:`_check_state`). False where the caller took ``state``'s
+            (as every public method does). False where the caller took ``state``'s
             rows from a state it checked (the fit loop's mini-batches).
 
         Returns
@@ -313,7 +321,7 @@ class ListwiseLoss:
         """
         if check_state:
             self._check_state(state)
-        per_query, grad = self._value_and_grad(s_sorted, state)
+        per_query, grad = self._query_losses_and_grad(s_sorted, state)
         return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
                           state.layout.expand)
 
@@ -382,16 +390,23 @@ class ListwiseLoss:
             )
 
     def _prepare(self, y_sorted, layout, random_state):
+        """The subclass's hook: the :class:`LossState` of labels in sorted order."""
         raise NotImplementedError
 
-    def _value_and_grad(self, s_sorted, state):
+    def _query_losses_and_grad(self, s_sorted, state):
+        """The subclass's hook: ``(per_query, grad)`` for scores in sorted order.
+
+        ``per_query`` holds each query's loss, ``grad`` the gradient of
+        their sum with respect to ``s_sorted`` (a new array, which the
+        caller scales in place). :meth:`sorted_value_and_grad` averages them.
+        """
         raise NotImplementedError
 
 
 def query_mean(per_query, grad, weight=None, expand=None):
     """Mean of per-query losses (weighted) and their gradient scaled alike.
 
-    The one spelling of the averaging of :meth:`ListwiseLoss._mean_value_and_grad`.
+    The one spelling of the averaging of :meth:`ListwiseLoss.sorted_value_and_grad`.
 
     Parameters
     ----------

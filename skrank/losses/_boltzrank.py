@@ -296,7 +296,7 @@ class BoltzRankLoss(ListwiseLoss):
                                             self.metric)
         return ranks, target, gains
 
-    def _value_and_grad(self, s_sorted, state):
+    def _query_losses_and_grad(self, s_sorted, state):
         return sample_objective(state.per_row["ranks"], state.per_query["scale"], s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 

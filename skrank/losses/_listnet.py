@@ -43,7 +43,7 @@ class ListNetLoss(ListwiseLoss):
         _, target = segment_log_softmax(y_sorted, layout)
         return LossState(layout, per_row={"target": target})
 
-    def _value_and_grad(self, s_sorted, state):
+    def _query_losses_and_grad(self, s_sorted, state):
         layout = state.layout
         target = state.per_row["target"]
         lse, prob = segment_log_softmax(s_sorted, layout)

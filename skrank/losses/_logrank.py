@@ -311,9 +311,9 @@ class LogRankLoss(ListwiseLoss):
             per_query.update(gains=gains, valid=valid)
         return LossState(layout, per_row, per_query)
 
-    def _value_and_grad(self, s_sorted, state):
+    def _query_losses_and_grad(self, s_sorted, state):
         if self.exact:
-            return self._exact_value_and_grad(s_sorted, state)
+            return self._exact_query_losses_and_grad(s_sorted, state)
         return sample_objective(state.per_row["coef"], state.per_query["scale"], s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
@@ -371,7 +371,7 @@ class LogRankLoss(ListwiseLoss):
         dlogits[~informative] = 0.0
         return value, dlogits
 
-    def _exact_value_and_grad(self, s_sorted, state):
+    def _exact_query_losses_and_grad(self, s_sorted, state):
         """The closed forms over the relaxed space (AUC gain, or MLE)."""
         layout = state.layout
         pairs = state.cache.get("pairs")

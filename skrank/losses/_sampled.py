@@ -172,7 +172,7 @@ class LogitForm:
         -------
         loss : float
             Mean loss over the selected queries, weighted as
-            :meth:`ListwiseLoss._mean_value_and_grad` weighs it.
+            :meth:`ListwiseLoss.sorted_value_and_grad` weighs it.
         grad : ndarray of shape (n_selected, k)
             Its gradient with respect to ``logits``.
         """

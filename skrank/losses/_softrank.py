@@ -301,7 +301,7 @@ class SoftRankLoss(ListwiseLoss):
             )
         return LossState(layout, per_row={"gain": gain})
 
-    def _value_and_grad(self, s_sorted, state):
+    def _query_losses_and_grad(self, s_sorted, state):
         layout = state.layout
         gain = state.per_row["gain"]
         per_query = np.zeros(layout.n_queries)
