@@ -100,6 +100,68 @@ APPROXIMATIONS = {
 }
 
 
+def _energy_by_pairs(s, ranks):
+    """E(R|S) of eq. 4-5 pair by pair, with g(x) = 2x/(m-1) (§4.2): not skrank's closed form.
+
+    E = 2/(m(m-1)) sum over ordered pairs with r_j > r_k of g(r_j - r_k)(s_j - s_k).
+    """
+    m = len(s)
+    pairs = [(j, k) for j in range(m) for k in range(m) if ranks[j] > ranks[k]]
+    return 2.0 / (m * (m - 1)) * sum(
+        2.0 * (ranks[j] - ranks[k]) / (m - 1) * (s[j] - s[k]) for j, k in pairs)
+
+
+def _boltzmann_weights(S, beta):
+    """exp(-beta E(R|S)) for each rank vector, shifted by the smallest energy."""
+    E = np.array([[_energy_by_pairs(s, RANKS[:, k]) for k in range(RANKS.shape[1])]
+                  for s in S])
+    return np.exp(-beta * (E - E.min(axis=1, keepdims=True)))
+
+
+def _rank_marginals(S, kind):
+    """p_j(r) of SoftRank from the contests pi_ij = Phi((s_i - s_j) / (sqrt(2) sigma)).
+
+    The rank of j (0 is the top) counts the independent contests it loses:
+    "binomial" adds them one at a time (eq. 11-12), "normal" (§3.6) takes
+    the normal of their mean and variance (plus skrank's variance floor,
+    1e-12) over [r - 1/2, r + 1/2], renormalised over the ranks.
+    """
+    n, m = S.shape
+    pi = ndtr((S[:, :, None] - S[:, None, :]) / (np.sqrt(2.0) * SIGMA))  # pi[:, i, j]
+    P = np.empty((n, m, m))
+    for j in range(m):
+        p = pi[:, [i for i in range(m) if i != j], j]
+        if kind == "binomial":
+            dist = np.zeros((n, m))
+            dist[:, 0] = 1.0
+            for i in range(m - 1):
+                beaten = dist * p[:, i:i + 1]
+                dist = dist * (1.0 - p[:, i:i + 1])
+                dist[:, 1:] += beaten[:, :-1]
+        else:
+            mean = p.sum(axis=1, keepdims=True)
+            sd = np.sqrt((p * (1.0 - p)).sum(axis=1, keepdims=True) + 1e-12)
+            r = np.arange(m)
+            dist = ndtr((r + 0.5 - mean) / sd) - ndtr((r - 0.5 - mean) / sd)
+            dist /= dist.sum(axis=1, keepdims=True)
+        P[:, j] = dist
+    return P
+
+
+def _softrank_weights(S, kind):
+    """prod_j p_j(r_j) for each rank vector."""
+    P = _rank_marginals(S, kind)
+    return np.prod(P[:, np.arange(3)[:, None], RANKS - 1], axis=1)
+
+
+#: Unnormalised weights of each approximation, computed without skrank.
+WEIGHTS_BY_HAND = {
+    "boltzmann": lambda S: _boltzmann_weights(S, 5.0),
+    "normal": lambda S: _softrank_weights(S, "normal"),
+    "binomial": lambda S: _softrank_weights(S, "binomial"),
+}
+
+
 @pytest.fixture(scope="module")
 def scores():
     """200 score vectors to fit beta on and 200 others to compare on."""
@@ -168,10 +230,19 @@ def test_equal_scores_give_the_uniform_distribution():
 # The approximations
 @pytest.mark.parametrize("name", APPROXIMATIONS)
 def test_approximation_is_a_distribution_over_rank_vectors(name, scores):
-    Q = np.exp(APPROXIMATIONS[name](scores[1]))
-    assert Q.shape == (len(scores[1]), 6)
-    assert np.all(Q >= 0)
+    """Q over the 6 rank vectors is the approximation's weights, normalised.
+
+    The helpers end in a log-softmax, so Q sums to 1 whatever skrank's
+    energies or rank marginals are: Q is compared with the weights computed
+    by hand from the papers' formulas (:data:`WEIGHTS_BY_HAND`), normalised.
+    """
+    S = scores[1]
+    Q = np.exp(APPROXIMATIONS[name](S))
+    assert Q.shape == (len(S), 6)
     assert_allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    weights = WEIGHTS_BY_HAND[name](S)
+    assert np.all(weights >= 0) and np.all(weights.sum(axis=1) > 0)
+    assert_allclose(Q, weights / weights.sum(axis=1, keepdims=True), rtol=1e-9, atol=1e-14)
 
 
 @pytest.mark.parametrize("beta", [0.5, 5.0, 50.0])

@@ -57,7 +57,7 @@ def train_file(tmp_path):
 
 
 @pytest.fixture
-def test_file(tmp_path):
+def held_out_file(tmp_path):
     """10 other queries, rows shuffled across queries, last feature all zero.
 
     The zero column never appears in the file, so read on its own the file
@@ -97,18 +97,18 @@ ROUND_TRIPS = {
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))
-def test_fit_predict_evaluate_round_trip(name, train_file, test_file, tmp_path, capsys):
+def test_fit_predict_evaluate_round_trip(name, train_file, held_out_file, tmp_path, capsys):
     params, make, joint = ROUND_TRIPS[name]
     model, scores_file = tmp_path / "model.joblib", tmp_path / "scores.txt"
     argv = ["fit", str(train_file), "--ranker", name, "--out", str(model)]
     assert main(argv + [a for p in params for a in ("--param", p)]) == 0
     assert f"fitted {name} in" in capsys.readouterr().err
-    assert main(["predict", str(model), str(test_file), "--out", str(scores_file)]) == 0
+    assert main(["predict", str(model), str(held_out_file), "--out", str(scores_file)]) == 0
     assert "loaded " in capsys.readouterr().err
 
     X, y, qid = load_letor(train_file)
-    Xt, yt, qt = load_letor(test_file, n_features=N_FEATURES)
-    assert load_letor(test_file)[0].shape[1] == N_FEATURES - 1  # guards the fixture
+    Xt, yt, qt = load_letor(held_out_file, n_features=N_FEATURES)
+    assert load_letor(held_out_file)[0].shape[1] == N_FEATURES - 1  # guards the fixture
     est = make().fit(X, y) if name == "Ridge" else make().fit(X, y, qid=qid)
     expected = est.predict(Xt, qid=qt) if joint else est.predict(Xt)
     scores = np.loadtxt(scores_file)
@@ -120,7 +120,7 @@ def test_fit_predict_evaluate_round_trip(name, train_file, test_file, tmp_path, 
     payload = joblib.load(model)
     assert payload["n_features"] == N_FEATURES and payload["ranker"] == name
 
-    assert main(["evaluate", str(test_file), str(scores_file)]) == 0
+    assert main(["evaluate", str(held_out_file), str(scores_file)]) == 0
     captured = capsys.readouterr()
     metrics = _metrics(captured.out)
     assert list(metrics) == ["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"]
@@ -132,12 +132,12 @@ def test_fit_predict_evaluate_round_trip(name, train_file, test_file, tmp_path, 
 
 
 @pytest.mark.parametrize("convention", ["skrank", "letor", "sklearn"])
-def test_evaluate_follows_the_convention(convention, test_file, tmp_path, capsys):
-    _, y, qid = load_letor(test_file)
+def test_evaluate_follows_the_convention(convention, held_out_file, tmp_path, capsys):
+    _, y, qid = load_letor(held_out_file)
     # rounded scores: ties, which the conventions resolve differently
     scores = np.round(np.random.default_rng(0).normal(size=y.shape[0]), 1)
     (tmp_path / "scores.txt").write_text("".join(f"{s}\n" for s in scores))
-    argv = ["evaluate", str(test_file), str(tmp_path / "scores.txt"), "--k", "2", "7",
+    argv = ["evaluate", str(held_out_file), str(tmp_path / "scores.txt"), "--k", "2", "7",
             "--convention", convention]
     assert main(argv) == 0
     metrics = _metrics(capsys.readouterr().out)
@@ -149,13 +149,13 @@ def test_evaluate_follows_the_convention(convention, test_file, tmp_path, capsys
                                            abs=5e-7)
 
 
-def test_predict_writes_stdout_by_default(train_file, test_file, tmp_path, capsys):
+def test_predict_writes_stdout_by_default(train_file, held_out_file, tmp_path, capsys):
     model = tmp_path / "model.joblib"
     assert main(["fit", str(train_file), "--ranker", "Ridge", "--out", str(model)]) == 0
     capsys.readouterr()
-    assert main(["predict", str(model), str(test_file)]) == 0
+    assert main(["predict", str(model), str(held_out_file)]) == 0
     captured = capsys.readouterr()
-    Xt, _, _ = load_letor(test_file, n_features=N_FEATURES)
+    Xt, _, _ = load_letor(held_out_file, n_features=N_FEATURES)
     X, y, _ = load_letor(train_file)
     np.testing.assert_allclose(np.array(captured.out.split(), dtype=float),
                                Ridge().fit(X, y).predict(Xt), rtol=1e-12, atol=0)
@@ -211,14 +211,14 @@ def test_fit_reports_an_invalid_param_value(train_file, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("n_scores", [0, 3, "rows - 1", "rows + 1"])
-def test_evaluate_rejects_scores_of_the_wrong_length(n_scores, test_file, tmp_path, capsys):
-    n_rows = load_letor(test_file)[0].shape[0]
+def test_evaluate_rejects_scores_of_the_wrong_length(n_scores, held_out_file, tmp_path, capsys):
+    n_rows = load_letor(held_out_file)[0].shape[0]
     n = {"rows - 1": n_rows - 1, "rows + 1": n_rows + 1}.get(n_scores, n_scores)
     scores = tmp_path / "scores.txt"
     scores.write_text("0.5\n" * n)
-    assert main(["evaluate", str(test_file), str(scores)]) == 1
+    assert main(["evaluate", str(held_out_file), str(scores)]) == 1
     captured = capsys.readouterr()
-    assert f"has {n} scores but {test_file} has {n_rows} rows" in captured.err
+    assert f"has {n} scores but {held_out_file} has {n_rows} rows" in captured.err
     assert captured.out == ""
 
 
@@ -226,10 +226,10 @@ def test_evaluate_rejects_scores_of_the_wrong_length(n_scores, test_file, tmp_pa
     ("0.5\nhigh\n", "line 2 of {} is not a number: 'high'"),
     ("0.5\nnan\n", "line 2 of {} is not a finite score: 'nan'"),
 ])
-def test_evaluate_rejects_bad_scores(text, message, test_file, tmp_path, capsys):
+def test_evaluate_rejects_bad_scores(text, message, held_out_file, tmp_path, capsys):
     scores = tmp_path / "scores.txt"
     scores.write_text(text)
-    assert main(["evaluate", str(test_file), str(scores)]) == 1
+    assert main(["evaluate", str(held_out_file), str(scores)]) == 1
     assert message.format(scores) in capsys.readouterr().err
 
 
@@ -352,11 +352,11 @@ BAD_LABELS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_LABELS))
-def test_evaluate_rejects_labels_the_metrics_cannot_score(case, test_file, tmp_path, capsys):
+def test_evaluate_rejects_labels_the_metrics_cannot_score(case, held_out_file, tmp_path, capsys):
     label, convention, reason = BAD_LABELS[case]
-    data = _relabel(test_file, label, tmp_path / "bad.txt")
+    data = _relabel(held_out_file, label, tmp_path / "bad.txt")
     scores = tmp_path / "scores.txt"
-    scores.write_text("0.5\n" * load_letor(test_file)[0].shape[0])
+    scores.write_text("0.5\n" * load_letor(held_out_file)[0].shape[0])
     message = _fails(["evaluate", data, scores, "--convention", convention], capsys)
     assert message.startswith(f"{data}: its labels cannot be scored (convention {convention!r}): ")
     assert reason in message
@@ -921,7 +921,7 @@ def test_changed_params_compares_arrays_and_nan_safely():
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_verbose_epoch_lines_go_to_stderr(train_file, test_file, tmp_path, capsys):
+def test_verbose_epoch_lines_go_to_stderr(train_file, held_out_file, tmp_path, capsys):
     """The issue: verbose=1 mixed epoch lines with predict's scores on stdout."""
     model = tmp_path / "model.joblib"
     assert main(["fit", str(train_file), "--ranker", "ListNet", "--out", str(model),
@@ -930,10 +930,10 @@ def test_verbose_epoch_lines_go_to_stderr(train_file, test_file, tmp_path, capsy
     assert captured.out == ""
     epochs = [line for line in captured.err.splitlines() if ", iteration " in line]
     assert len(epochs) == 3 and "iteration 1, loss = " in epochs[0]
-    assert main(["predict", str(model), str(test_file)]) == 0
+    assert main(["predict", str(model), str(held_out_file)]) == 0
     captured = capsys.readouterr()
     scores = [float(line) for line in captured.out.splitlines()]  # nothing else
-    assert len(scores) == load_letor(test_file, n_features=N_FEATURES)[0].shape[0]
+    assert len(scores) == load_letor(held_out_file, n_features=N_FEATURES)[0].shape[0]
 
 
 def test_verbose_lines_of_joblib_workers_go_to_stderr(train_file, tmp_path):
@@ -1149,14 +1149,14 @@ def test_predict_chunk_rows_writes_the_scores_of_predict(train_file, tmp_path, c
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_predict_chunk_rows_keeps_the_old_scores_on_error(train_file, test_file, tmp_path,
+def test_predict_chunk_rows_keeps_the_old_scores_on_error(train_file, held_out_file, tmp_path,
                                                           capsys):
     """A file whose queries are interleaved cannot be streamed: --out is left as it was."""
     model, out = tmp_path / "model.joblib", tmp_path / "scores.txt"
     assert main(["fit", str(train_file), "--ranker", "ListNet", "--out", str(model)]) == 0
     out.write_text("an older file\n")
     capsys.readouterr()
-    message = _fails(["predict", model, test_file, "--out", out, "--chunk-rows", "15"], capsys)
+    message = _fails(["predict", model, held_out_file, "--out", out, "--chunk-rows", "15"], capsys)
     assert re.search(r"predicting .*test\.txt failed: Line \d+ of '.*test\.txt' has qid \d+, "
                      r"whose earlier lines end on line \d+", message)
     assert out.read_text() == "an older file\n"
@@ -1269,7 +1269,7 @@ def _fit_model(train_file, tmp_path, ranker, *params):
     ("BoltzRank2", ["max_iter=2", "n_init=1"]),
 ])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_export_onnx_scores_as_predict(ranker, params, dtype, train_file, test_file, tmp_path,
+def test_export_onnx_scores_as_predict(ranker, params, dtype, train_file, held_out_file, tmp_path,
                                        capsys, installed):
     onnxruntime = installed("onnxruntime", "onnx")
     model = _fit_model(train_file, tmp_path, ranker, *params)
@@ -1277,9 +1277,9 @@ def test_export_onnx_scores_as_predict(ranker, params, dtype, train_file, test_f
     assert main(["export", str(model), "--format", "onnx", "--dtype", dtype,
                  "--out", str(out)]) == 0
     assert f"wrote the {ranker} of {model} to {out} (ONNX, {dtype}" in capsys.readouterr().err
-    assert main(["predict", str(model), str(test_file)]) == 0
+    assert main(["predict", str(model), str(held_out_file)]) == 0
     expected = np.array(capsys.readouterr().out.split(), dtype=float)
-    X, _, qid = load_letor(test_file, n_features=N_FEATURES)
+    X, _, qid = load_letor(held_out_file, n_features=N_FEATURES)
     session = onnxruntime.InferenceSession(out.read_bytes(), providers=["CPUExecutionProvider"])
     tolerance = 1e-5 if dtype == "float32" else 1e-10
     for q in np.unique(qid):  # the graph scores one query per call
@@ -1362,14 +1362,14 @@ def test_export_names_a_model_onnx_cannot_take(train_file, tmp_path, monkeypatch
     assert not (tmp_path / "m.onnx").exists()
 
 
-def test_export_es_linear_scores_as_predict(train_file, test_file, tmp_path, capsys):
+def test_export_es_linear_scores_as_predict(train_file, held_out_file, tmp_path, capsys):
     import json
 
     model = _fit_model(train_file, tmp_path, "ListNet", "max_iter=3")  # linear by default
     out = tmp_path / "model.json"
     assert main(["export", str(model), "--format", "es-linear", "--name", "my_ranker",
                  "--out", str(out)]) == 0
-    assert main(["predict", str(model), str(test_file)]) == 0
+    assert main(["predict", str(model), str(held_out_file)]) == 0
     expected = np.array(capsys.readouterr().out.split(), dtype=float)
     body = json.loads(out.read_text())
     assert body["model"]["name"] == "my_ranker"
@@ -1377,7 +1377,7 @@ def test_export_es_linear_scores_as_predict(train_file, test_file, tmp_path, cap
     weights = json.loads(body["model"]["model"]["definition"])
     # the features are named by their numbers in the LETOR file, one-based
     assert list(weights) == [str(i) for i in range(1, N_FEATURES + 1)]
-    X, _, _ = load_letor(test_file, n_features=N_FEATURES)
+    X, _, _ = load_letor(held_out_file, n_features=N_FEATURES)
     scores = X @ np.array([weights[str(i)] for i in range(1, N_FEATURES + 1)])
     np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12)
 

@@ -71,8 +71,15 @@ def test_compare_rejects_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["compare", "--cv", "1"])
     assert "--cv must be at least 2; got 1" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as excinfo:
         main(["compare", "--rankers", "NoSuchRanker"])
+    assert excinfo.value.code == 2  # argparse's usage error
+    # the message names the option and the value, and offers the registered rankers
+    err = capsys.readouterr().err
+    found = re.search(r"compare: error: argument --rankers: invalid choice: 'NoSuchRanker' "
+                      r"\(choose from (.*)\)$", err, flags=re.MULTILINE)
+    assert found, err
+    assert [name.strip(" '") for name in found[1].split(",")] == list(RANKERS), err
 
 
 def test_module_entry_point_runs():

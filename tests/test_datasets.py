@@ -731,7 +731,8 @@ def test_load_letor_qid_only_from_the_data_part(tmp_path):
 def test_load_letor_non_integer_qid(tmp_path):
     path = tmp_path / "strings.txt"
     path.write_text("1 qid:7 1:0.5\n0 qid:7.5 1:0.5\n")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"^Line 2 of {re.escape(repr(str(path)))} "
+                                         r"has a non-integer qid '7\.5'\.$"):
         load_letor(path)
 
 

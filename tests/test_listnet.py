@@ -31,7 +31,7 @@ def data(all_data):
 
 
 @pytest.fixture(scope="module")
-def test_data(all_data):
+def held_out_data(all_data):
     X, y, qid, train = all_data
     return X[~train], y[~train], qid[~train]
 
@@ -55,11 +55,11 @@ def _ranker(**params):
     ],
     ids=repr,
 )
-def test_learns_to_rank(data, test_data, params):
+def test_learns_to_rank(data, held_out_data, params):
     """Every solver and network ranks held-out queries far better than chance."""
     X, y, qid = data
     ranker = _ranker(**params).fit(X, y, qid=qid)
-    X_test, y_test, qid_test = test_data
+    X_test, y_test, qid_test = held_out_data
     shuffled = np.random.default_rng(0).permutation(len(y_test))
     chance = ndcg_score(y_test, shuffled.astype(float), qid=qid_test, k=10)
     assert ranker.score(X_test, y_test, qid=qid_test) > chance + 0.15
