@@ -362,7 +362,8 @@ class StoppingRule:
     ``n_iter_no_change`` epochs without an improvement of more than ``tol``
     and keeps the parameters of its best epoch. Without it, the training
     objective decides (an improvement is a decrease of more than ``tol``) and
-    the last parameters are kept.
+    the last parameters are kept. ``n_iter_no_change=None`` has no patience:
+    the solver alone decides when to stop (L-BFGS's own tolerances).
 
     ``verbose`` prints one line per epoch; ``train_metric`` (or ``verbose``)
     also scores the training queries after every epoch, for solvers whose
@@ -370,7 +371,7 @@ class StoppingRule:
     """
 
     tol: float
-    n_iter_no_change: int
+    n_iter_no_change: int | None
     scorer: object = None
     validation: tuple = None
     train_metric: bool = False
@@ -436,7 +437,7 @@ class Monitor:
         if rule.verbose:
             print(f"{line}, {time.perf_counter() - self.start:.2f} s", flush=True)
         self.no_change = 0 if improved else self.no_change + 1
-        return self.no_change >= rule.n_iter_no_change
+        return rule.n_iter_no_change is not None and self.no_change >= rule.n_iter_no_change
 
 
 @dataclass

@@ -6,10 +6,12 @@ holdout for early stopping, restarts, fitted attributes, ``predict`` and
 ``_fit`` its solver, its restarts and its early-stopping split as keyword
 arguments, and ``_fit`` asks it for the network, the loss and the stopping
 rule (``_make_network``, ``_make_loss``, ``_make_stopping``), each built
-with keyword arguments from the ranker's parameters. :class:`NeuralRanker`
-does so for the rankers trained by the neural fit loop (a linear model or an
-MLP, Adam / SGD / L-BFGS). The core's errors speak of its own objects;
-this module translates them into the ranker's parameters.
+with keyword arguments from the ranker's parameters. :class:`NetworkMixin`
+builds the network (a linear model or an MLP) from the network parameters;
+:class:`NeuralRanker` adds the stochastic solvers' parameters, early
+stopping and ``partial_fit`` (ListNet, SoftRank, BoltzRank), while LogRank
+takes the mixin alone and fits by L-BFGS. The core's errors speak of its
+own objects; this module translates them into the ranker's parameters.
 """
 
 import copy
@@ -306,7 +308,7 @@ class BaseRanker(BaseEstimator):
         """
         if warm:
             network, start = restore_network(vars(self))
-            self._check_warm_network(network)
+            self._check_warm_network(network, WARM_START)
             return network, [start]
         network = self._make_network(n_features)
         self._check_network_fits(network, n_init, largest_query)
@@ -442,13 +444,6 @@ class BaseRanker(BaseEstimator):
     def _step_size_advice(self):
         """``(advice, extreme)`` on the solver's step size of a diverged fit; None without one."""
         return None, False
-
-    def _check_warm_network(self, network, by=None):
-        """Raise if the fitted network cannot continue under the current parameters.
-
-        ``by``: what continues it, a :class:`Continuation` for the messages
-        (:data:`WARM_START` when None).
-        """
 
     def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val):
         """``(X_val, y_val, layout)`` of a given validation set, or None."""
@@ -791,7 +786,103 @@ def _query_rows(layout, queries):
     return positions, sub
 
 
-class NeuralRanker(BaseRanker):
+class NetworkMixin:
+    """The network of a ranker trained by the neural fit loop.
+
+    From the parameters ``hidden_layer_sizes`` and ``activation``: builds
+    the scoring network (``_make_network``), refuses one whose fit cannot
+    fit in the memory available (``_check_network_fits``) and a fitted one
+    that the current parameters cannot continue (``_check_warm_network``).
+    Shared by the stochastic rankers (:class:`NeuralRanker`) and by
+    LogRank, whose L-BFGS fit has no solver or stopping parameters.
+    """
+
+    def _hidden_sizes(self):
+        sizes = layer_sizes(self.hidden_layer_sizes)
+        if sizes is None:
+            raise ValueError(
+                "hidden_layer_sizes must hold positive integers; got "
+                f"{self.hidden_layer_sizes!r} (each entry must be {LAYER_UNITS})."
+            )
+        return sizes
+
+    def _make_network(self, n_features):
+        return make_network(n_features, self._hidden_sizes(), self.activation)
+
+    def _network_parameters(self):
+        """The parameters that size the network, by name, as the user gave them."""
+        return {"hidden_layer_sizes": self.hidden_layer_sizes}
+
+    def _check_network_fits(self, network, n_init, largest_query):
+        """Refuse a network whose fit cannot fit in the memory available, naming its sizes.
+
+        The widths of the hidden layers come from the user, and an MLP's
+        parameters grow as ``n_features`` times the first one: the kernel
+        would promise their arrays and kill the process once they are
+        written. What is counted is a floor of the fit's memory, 8 bytes a
+        value: the ``n_init`` starting points and a gradient, and the
+        hidden activations (pre-activations and activations) of the
+        largest query. A larger fit may still run out of memory later.
+        """
+        given = self._network_parameters()
+        units = sum(sum(layer_sizes(value)) for value in given.values() if value is not None)
+        n_bytes = 8 * ((n_init + 1) * network.n_params + 2 * largest_query * units)
+        shown = " and ".join(f"{name}={value!r}" for name, value in given.items())
+        starts = "1 starting point" if n_init == 1 else f"n_init={n_init} starting points"
+        check_memory(
+            n_bytes,
+            f"{shown} make{'s' if len(given) == 1 else ''} a network of {network.n_params} "
+            f"parameters on {network.n_features} features, whose fit needs at least "
+            f"{format_bytes(n_bytes)} ({starts} and a gradient, and the hidden "
+            f"activations of a query of {largest_query} rows)",
+            f"lower {' or '.join(self._network_culprits(given, n_init))}",
+        )
+
+    @staticmethod
+    def _network_culprits(given, n_init):
+        """The parameters of ``given`` (and ``n_init`` above 1) that make the network larger."""
+        culprits = [name for name, value in given.items()
+                    if value is not None and sum(layer_sizes(value))]
+        if n_init > 1:
+            culprits.append("n_init")
+        return culprits or list(given)
+
+    def _check_warm_network(self, network, by):
+        """Raise if the fitted ``network`` cannot continue under the current parameters.
+
+        ``by``: what continues it (:data:`WARM_START`, :data:`PARTIAL_FIT` or
+        a stream's own :class:`Continuation`), for the messages.
+        """
+        linear = isinstance(network, LinearNetwork)
+        hidden = self._hidden_sizes()
+        if linear != (len(hidden) == 0):
+            raise ValueError(
+                f"{by.continues} the fitted {'linear' if linear else 'MLP'} "
+                f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
+                f"{'an MLP' if linear else 'a linear model'}; {by.instead}."
+            )
+        if linear:
+            return
+        fitted = network.hidden_layer_sizes
+        # after restarts="average" every layer is n_init times wider: that is the model
+        widths_match = len(fitted) == len(hidden) and len(
+            {f / h for f, h in zip(fitted, hidden)}
+        ) == 1 and fitted[0] % hidden[0] == 0
+        if not widths_match:
+            raise ValueError(
+                f"{by.continues} the fitted MLP of hidden layers {fitted}, but "
+                f"hidden_layer_sizes={self.hidden_layer_sizes!r} asks for another network; "
+                f"{by.instead}."
+            )
+        if network.activation != self.activation:
+            raise ValueError(
+                f"{by.continues} the MLP fitted with activation="
+                f"{network.activation!r}, but got activation={self.activation!r}; "
+                f"{by.instead}."
+            )
+
+
+class NeuralRanker(NetworkMixin, BaseRanker):
     """Base class of the rankers trained by the neural fit loop.
 
     A linear model or an MLP, trained by Adam, SGD or L-BFGS on a listwise
@@ -1035,83 +1126,3 @@ class NeuralRanker(BaseRanker):
         rate = self.learning_rate_init
         return (f"the step size (learning_rate_init={rate!r} with solver={self.solver!r}): "
                 "lower learning_rate_init"), rate >= 1
-
-    def _hidden_sizes(self):
-        sizes = layer_sizes(self.hidden_layer_sizes)
-        if sizes is None:
-            raise ValueError(
-                "hidden_layer_sizes must hold positive integers; got "
-                f"{self.hidden_layer_sizes!r} (each entry must be {LAYER_UNITS})."
-            )
-        return sizes
-
-    def _make_network(self, n_features):
-        return make_network(n_features, self._hidden_sizes(), self.activation)
-
-    def _network_parameters(self):
-        """The parameters that size the network, by name, as the user gave them."""
-        return {"hidden_layer_sizes": self.hidden_layer_sizes}
-
-    def _check_network_fits(self, network, n_init, largest_query):
-        """Refuse a network whose fit cannot fit in the memory available, naming its sizes.
-
-        The widths of the hidden layers come from the user, and an MLP's
-        parameters grow as ``n_features`` times the first one: the kernel
-        would promise their arrays and kill the process once they are
-        written. What is counted is a floor of the fit's memory, 8 bytes a
-        value: the ``n_init`` starting points and a gradient, and the
-        hidden activations (pre-activations and activations) of the
-        largest query. A larger fit may still run out of memory later.
-        """
-        given = self._network_parameters()
-        units = sum(sum(layer_sizes(value)) for value in given.values() if value is not None)
-        n_bytes = 8 * ((n_init + 1) * network.n_params + 2 * largest_query * units)
-        shown = " and ".join(f"{name}={value!r}" for name, value in given.items())
-        starts = "1 starting point" if n_init == 1 else f"n_init={n_init} starting points"
-        check_memory(
-            n_bytes,
-            f"{shown} make{'s' if len(given) == 1 else ''} a network of {network.n_params} "
-            f"parameters on {network.n_features} features, whose fit needs at least "
-            f"{format_bytes(n_bytes)} ({starts} and a gradient, and the hidden "
-            f"activations of a query of {largest_query} rows)",
-            f"lower {' or '.join(self._network_culprits(given, n_init))}",
-        )
-
-    @staticmethod
-    def _network_culprits(given, n_init):
-        """The parameters of ``given`` (and ``n_init`` above 1) that make the network larger."""
-        culprits = [name for name, value in given.items()
-                    if value is not None and sum(layer_sizes(value))]
-        if n_init > 1:
-            culprits.append("n_init")
-        return culprits or list(given)
-
-    def _check_warm_network(self, network, by=None):
-        by = WARM_START if by is None else by
-        linear = isinstance(network, LinearNetwork)
-        hidden = self._hidden_sizes()
-        if linear != (len(hidden) == 0):
-            raise ValueError(
-                f"{by.continues} the fitted {'linear' if linear else 'MLP'} "
-                f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
-                f"{'an MLP' if linear else 'a linear model'}; {by.instead}."
-            )
-        if linear:
-            return
-        fitted = network.hidden_layer_sizes
-        # after restarts="average" every layer is n_init times wider: that is the model
-        widths_match = len(fitted) == len(hidden) and len(
-            {f / h for f, h in zip(fitted, hidden)}
-        ) == 1 and fitted[0] % hidden[0] == 0
-        if not widths_match:
-            raise ValueError(
-                f"{by.continues} the fitted MLP of hidden layers {fitted}, but "
-                f"hidden_layer_sizes={self.hidden_layer_sizes!r} asks for another network; "
-                f"{by.instead}."
-            )
-        if network.activation != self.activation:
-            raise ValueError(
-                f"{by.continues} the MLP fitted with activation="
-                f"{network.activation!r}, but got activation={self.activation!r}; "
-                f"{by.instead}."
-            )

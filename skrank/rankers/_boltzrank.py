@@ -7,7 +7,7 @@ from .._core._build import make_network
 from .._core._pairwise import PairwiseNetwork
 from ..losses import BoltzRankLoss
 from ..utils._sklearn_compat import StrOptions
-from ._base import WARM_START, NeuralRanker, layer_sizes
+from ._base import NeuralRanker, layer_sizes
 from ._params import DEFAULTS, LAYER_UNITS, fill_parameters
 
 _LOSS_DEFAULTS = {
@@ -368,8 +368,7 @@ class BoltzRankRanker(NeuralRanker):
             given["pairwise_hidden_layer_sizes"] = self.pairwise_hidden_layer_sizes
         return given
 
-    def _check_warm_network(self, network, by=None):
-        by = WARM_START if by is None else by
+    def _check_warm_network(self, network, by):
         fitted_pairwise = isinstance(network, PairwiseNetwork)
         if fitted_pairwise != (self._pairwise_sizes() is not None):
             raise ValueError(

@@ -13,7 +13,7 @@ from ..metrics._ranking import check_relevance_threshold
 from ..metrics._scorer import get_ranking_scorer
 from ..utils._sklearn_compat import Float, StrOptions, _fit_context
 from ..utils._validation import keep_fitted_state_on_error
-from ._base import EXTREME, NeuralRanker
+from ._base import EXTREME, BaseRanker, NetworkMixin
 from ._params import DEFAULTS, NETWORK, constraints, fill_parameters
 
 _LOSS_DEFAULTS = {
@@ -22,7 +22,7 @@ _LOSS_DEFAULTS = {
 
 
 @fill_parameters
-class LogRankRanker(NeuralRanker):
+class LogRankRanker(NetworkMixin, BaseRanker):
     r"""LogRank: conditional log-linear models over rankings, trained by L-BFGS.
 
     Each query's rankings of its good (relevant) and bad documents get the
@@ -347,6 +347,7 @@ class LogRankRanker(NeuralRanker):
             )
 
     def _partial_fit_refusal(self):
+        """Why this ranker has no ``partial_fit`` (for :func:`skrank.stream.fit_stream`)."""
         return ("LogRank is fitted by L-BFGS on the full objective of all its training "
                 "queries, which has no partial steps: use fit.")
 
@@ -398,9 +399,6 @@ class LogRankRanker(NeuralRanker):
         # alpha="auto": mean loss + alpha/2 ||w||^2 = (sum of losses + ||w||^2) / n_queries
         return 2.0 / n_queries if self.alpha == "auto" else self.alpha
 
-    def _step_size_advice(self):
-        return None, False  # L-BFGS has no step size
-
     def _make_loss(self):
         # the fit needs the samples' coefficients, not their ranks
         return LogRankLoss(
@@ -417,7 +415,7 @@ class LogRankRanker(NeuralRanker):
         )
 
     def _make_stopping(self):
-        # L-BFGS decides when to stop (gtol, and scipy's relative decrease);
-        # NDCG@10 on the training queries is printed with verbose only
-        return StoppingRule(tol=self.tol, n_iter_no_change=self.max_iter + 1,
+        # L-BFGS decides when to stop (gtol, and scipy's relative decrease):
+        # no patience; NDCG@10 on the training queries is printed with verbose only
+        return StoppingRule(tol=self.tol, n_iter_no_change=None,
                             scorer=get_ranking_scorer("ndcg@10"), verbose=self.verbose)

@@ -21,7 +21,7 @@ from ..losses import BoltzRankLoss
 from ..rankers._base import (
     _STREAM_ATTRIBUTES,
     WARM_START,
-    NeuralRanker,
+    BaseRanker,
     _has_signal,
     _validation_scorer,
     validation_given,
@@ -270,13 +270,14 @@ def _check_streamable(ranker):
             f"ranker must be a ranker instance; got the class {ranker.__name__}. Pass "
             f"{ranker.__name__}(solver='adam', ...)."
         )
-    if not isinstance(ranker, NeuralRanker):
+    refusal = getattr(ranker, "_partial_fit_refusal", None)
+    if not isinstance(ranker, BaseRanker) or refusal is None:
         raise TypeError(
             "ranker must be a ListNetRanker, SoftRankRanker or BoltzRankRanker with "
             f"solver='adam' or 'sgd' (fit_stream steps with its partial_fit); got "
             f"{type(ranker).__name__}."
         )
-    refusal = ranker._partial_fit_refusal()
+    refusal = refusal()
     if refusal is not None:
         raise TypeError(
             f"fit_stream steps with partial_fit, which {type(ranker).__name__} has not: "
