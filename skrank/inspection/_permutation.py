@@ -7,7 +7,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from ..metrics._scorer import RankingScorer
 from ..model_selection._common import check_n_jobs, check_ranking_scoring
 from ..utils._memory import check_memory, format_bytes
-from ..utils._query_layout import implicit_query
+from ..utils._qid import resolve_qid
 from ..utils._routing import predict_scores
 from ..utils._sklearn_compat import MAX_LENGTH
 from ..utils._validation import check_feature_dtypes, is_integer
@@ -255,7 +255,7 @@ def permutation_importance(
                 f"{name} must have one entry per row of X: X has {n_samples} rows, "
                 f"{name} has {len(values)}."
             )
-    qid = implicit_query(qid, n_samples, "permutation_importance")
+    qid = resolve_qid(qid, n_samples, caller="permutation_importance")
     scorers = check_ranking_scoring(scoring)
     multimetric = isinstance(scorers, dict)
     if not multimetric:

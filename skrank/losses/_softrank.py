@@ -32,7 +32,8 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..utils._query_blocks import query_blocks
-from ..utils._query_layout import QueryLayout, implicit_query
+from ..utils._qid import resolve_qid
+from ..utils._query_layout import QueryLayout
 from ..utils._sklearn_compat import Float, Integer, StrOptions, validate_parameter_constraints
 from ..utils._validation import check_numeric
 from ._base import ListwiseLoss, LossState, _check_finite_vector
@@ -336,8 +337,8 @@ class SoftRankLoss(ListwiseLoss):
             ranks are returned whatever ``truncation`` is.
         """
         scores = np.asarray(check_numeric(scores, "scores"), dtype=np.float64)
-        layout = QueryLayout(implicit_query(qid, scores.shape[0],
-                                            "SoftRankLoss.rank_distributions"))
+        layout = QueryLayout(resolve_qid(qid, scores.shape[0],
+                                         caller="SoftRankLoss.rank_distributions"))
         s_sorted = layout.to_sorted(_check_finite_vector("scores", scores, layout.n_samples))
         out = [None] * layout.n_queries
         for queries, slots, valid in self._blocks(layout):

@@ -17,7 +17,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ..utils._query_blocks import cumprod_before, query_blocks
-from ..utils._query_layout import QueryLayout, implicit_query
+from ..utils._qid import resolve_qid
+from ..utils._query_layout import QueryLayout
 from ..utils._sklearn_compat import Float, Integer, RealNumber, StrOptions, validate_params
 from ..utils._validation import check_numeric, query_weights, shortened_repr
 from ._query_ranking import rank_order, sorted_blocks, tie_runs
@@ -309,7 +310,7 @@ class _Ranking:
                 f"y_score contains NaN ({int(np.isnan(y_score).sum())} of "
                 f"{y_score.shape[0]} values); scores must be numbers."
             )
-        layout = QueryLayout(implicit_query(qid, y_true.shape[0], caller),
+        layout = QueryLayout(resolve_qid(qid, y_true.shape[0], caller=caller),
                              n_samples=y_true.shape[0])
         # the padded blocks of the queries, made once for every sort
         self.blocks = query_blocks(layout)
@@ -986,7 +987,7 @@ def map_score(
     0.75
     """
     if qid is None and np.ndim(y_true) == 1:  # one query, warned about under this name
-        qid = implicit_query(None, len(y_true), "map_score")
+        qid = resolve_qid(None, len(y_true), caller="map_score")
     return average_precision_score(
         y_true,
         y_score,

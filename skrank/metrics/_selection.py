@@ -8,7 +8,8 @@ and answer in the caller's row indexing, so the result can index ``X``,
 
 import numpy as np
 
-from ..utils._query_layout import QueryLayout, implicit_query
+from ..utils._qid import resolve_qid
+from ..utils._query_layout import QueryLayout
 from ..utils._validation import is_integer
 from ._query_ranking import rank_order, tie_runs
 from ._ranking import _as_1d_float
@@ -35,7 +36,7 @@ def _check_scores(scores):
 
 def _layout(scores, qid, caller):
     """The query layout of ``scores``'s rows (``qid=None``: one query, as everywhere)."""
-    return QueryLayout(implicit_query(qid, scores.shape[0], caller), n_samples=scores.shape[0])
+    return QueryLayout(resolve_qid(qid, scores.shape[0], caller=caller), n_samples=scores.shape[0])
 
 
 def rank_within_queries(scores, *, qid=None, method="ordinal"):

@@ -4,8 +4,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..rankers._base import fitted_qid
-from ..utils._query_layout import QueryLayout, implicit_query
+from ..utils._qid import resolve_qid
+from ..utils._query_layout import QueryLayout
 from ..utils._sklearn_compat import StrOptions, _fit_context, validate_data
 from ..utils._validation import keep_fitted_state_on_error
 
@@ -252,8 +252,8 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         with keep_fitted_state_on_error(self):
             X = self._validate_X(X, reset=True)
-            n_queries = QueryLayout(implicit_query(qid, X.shape[0], "QueryNormalizer.fit",
-                                                   routing_hint=True)).n_queries
+            n_queries = QueryLayout(resolve_qid(qid, X.shape[0], caller="QueryNormalizer.fit",
+                                                routing_hint=True)).n_queries
         # transform without qid after a fit on several queries warns
         self._n_fit_queries = n_queries
         return self
@@ -279,9 +279,9 @@ class QueryNormalizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         _check_transform_qid(qid, X.shape[0])
-        layout = QueryLayout(fitted_qid(
-            qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
-            owner=type(self).__name__, method="transform", strict=False,
+        layout = QueryLayout(resolve_qid(
+            qid, X.shape[0], caller=f"{type(self).__name__}.transform",
+            fitted_queries=getattr(self, "_n_fit_queries", 1),
         ))
         return _query_normalize(X, layout, self.method).astype(X.dtype, copy=False)
 

@@ -46,7 +46,8 @@ from ..metrics import ndcg_score
 from ..metrics._scorer import get_ranking_scorer
 from ..utils._memory import check_memory, format_bytes
 from ..utils._sklearn_compat import _fit_context, validate_data
-from ..utils._query_layout import QueryLayout, check_qid, default_qid, implicit_query
+from ..utils._qid import check_qid, resolve_qid
+from ..utils._query_layout import QueryLayout
 from ..utils._validation import (
     check_feature_dtypes,
     check_numeric,
@@ -96,33 +97,6 @@ def layer_sizes(value):
     a :data:`LAYER_UNITS` (e.g. ``True``, or 0)."""
     sizes = (value,) if isinstance(value, Integral) else tuple(value)
     return sizes if all(LAYER_UNITS.is_satisfied_by(h) for h in sizes) else None
-
-
-# ----------------------------------------------------------------------
-# How an estimator treats qid (QueryNormalizer's too)
-
-def fitted_qid(qid, n_samples, n_fit_queries, *, owner, method, strict):
-    """``qid`` validated for a method of an estimator fitted on ``n_fit_queries`` queries.
-
-    ``qid=None`` means one query (:func:`default_qid`). After a fit on
-    several queries that is almost always a forgotten ``qid``: with
-    ``strict`` (a score, which would be a plausible but wrong number) it
-    raises; otherwise (scores or features of a batch, which may be one
-    query) it warns.
-    """
-    if qid is None and n_fit_queries > 1 and n_samples > 1:
-        message = (
-            f"{owner} was fitted on {n_fit_queries} queries, but {method} got "
-            f"qid=None, which treats all {n_samples} rows as one query. Pass "
-            "qid=... (with scikit-learn's tools and a Pipeline, turn on metadata "
-            "routing: sklearn.set_config(enable_metadata_routing=True))"
-        )
-        if strict:
-            raise ValueError(
-                message + "; to score the rows as one query, pass qid=np.zeros(n)."
-            )
-        warnings.warn(message + ".", UserWarning, stacklevel=3)
-    return default_qid(qid, n_samples)
 
 
 class BaseRanker(BaseEstimator):
@@ -229,8 +203,9 @@ class BaseRanker(BaseEstimator):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES, y_numeric=True, reset=reset
         )
-        layout = QueryLayout(implicit_query(qid, X.shape[0], f"{type(self).__name__}.{method}",
-                                            routing_hint=True))
+        layout = QueryLayout(resolve_qid(qid, X.shape[0],
+                                         caller=f"{type(self).__name__}.{method}",
+                                         routing_hint=True))
         weights = None if sample_weight is None else query_weights(sample_weight, layout)
         self._check_labels(y, layout)
         return TrainingSet(X, y, layout, sample_weight, weights)
@@ -473,7 +448,8 @@ class BaseRanker(BaseEstimator):
                 f"y_val must have one label per row of X_val ({X_val.shape[0]}); got "
                 f"{y_val.shape[0]}."
             )
-        layout = QueryLayout(default_qid(qid_val, X_val.shape[0], name="qid_val"))
+        layout = QueryLayout(resolve_qid(qid_val, X_val.shape[0], name="qid_val",
+                                         caller=f"{type(self).__name__}.fit"))
         return X_val, y_val, layout
 
     # ------------------------------------------------------------------
@@ -503,9 +479,9 @@ class BaseRanker(BaseEstimator):
         layout = None
         if network.needs_query:
             # the scores of a query's documents depend on each other
-            layout = QueryLayout(fitted_qid(
-                qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
-                owner=type(self).__name__, method="predict", strict=False,
+            layout = QueryLayout(resolve_qid(
+                qid, X.shape[0], caller=f"{type(self).__name__}.predict",
+                fitted_queries=getattr(self, "_n_fit_queries", 1),
             ))
         elif qid is not None:
             check_qid(qid, X.shape[0])
@@ -543,8 +519,8 @@ class BaseRanker(BaseEstimator):
         check_is_fitted(self)
         check_numeric(y, "y")
         X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
-        qid = fitted_qid(qid, X.shape[0], getattr(self, "_n_fit_queries", 1),
-                         owner=type(self).__name__, method="score", strict=True)
+        qid = resolve_qid(qid, X.shape[0], caller=f"{type(self).__name__}.score",
+                          fitted_queries=getattr(self, "_n_fit_queries", 1), strict=True)
         y_score = self.predict(X, qid=qid)
         return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
 

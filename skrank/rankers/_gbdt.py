@@ -16,7 +16,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics._scorer import get_ranking_scorer
-from ..utils._query_layout import QueryLayout, check_qid, implicit_query
+from ..utils._qid import check_qid, resolve_qid
+from ..utils._query_layout import QueryLayout
 from ..utils._sklearn_compat import Float, Integer, StrOptions, _fit_context, validate_data
 from ..utils._validation import check_numeric, keep_fitted_state_on_error
 from ._base import FLOAT_DTYPES, BaseRanker, _has_signal, _query_rows, first_draws
@@ -167,8 +168,8 @@ class GBDTRanker(BaseRanker):
             check_numeric(y, "y")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES,
                              y_numeric=True)
-        layout = QueryLayout(implicit_query(qid, X.shape[0], f"{type(self).__name__}.fit",
-                                            routing_hint=True))
+        layout = QueryLayout(resolve_qid(qid, X.shape[0], caller=f"{type(self).__name__}.fit",
+                                         routing_hint=True))
         self._check_integer_labels(y, "y")
         self._check_labels(y, layout)
         fraction = self.validation_fraction if self.early_stopping else None

@@ -5,7 +5,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core._build import restore_network
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
-from ..utils._query_layout import check_qid
+from ..utils._qid import check_qid
 from ..utils._routing import predict_scores
 from ._sources import _is_dask, _labelled, _WholeQueries, query_chunks
 

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..datasets._samples import _check_float_dtype
-from ..utils._query_layout import check_qid
+from ..utils._qid import check_qid
 from ..utils._validation import is_integer
 
 __all__ = ["query_chunks"]
