@@ -894,7 +894,8 @@ class NeuralRanker(NetworkMixin, BaseRanker):
         y_val : array-like of shape (n_val_samples,), default=None
             Labels of ``X_val``; required with it.
         qid_val : array-like of shape (n_val_samples,), default=None
-            Query ids of ``X_val``; None means one query.
+            Query ids of ``X_val``; None means one query (with more than 100
+            rows it warns, as ``qid=None`` does).
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, as in LightGBM and XGBoost: the weight of each
             row's query, the same for all rows of a query. The training

@@ -153,7 +153,8 @@ class GBDTRanker(BaseRanker):
         y_val : array-like of shape (n_val_samples,), default=None
             Labels of ``X_val``; required with it.
         qid_val : array-like of shape (n_val_samples,), default=None
-            Query ids of ``X_val``; None means one query.
+            Query ids of ``X_val``; None means one query (with more than 100
+            rows it warns, as ``qid=None`` does).
 
         Returns
         -------
