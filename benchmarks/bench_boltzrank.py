@@ -48,7 +48,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skrank import BoltzRankRanker, ListNetRanker, SoftRankRanker, load_letor_fold
-from skrank._core._build import make_network
+from skrank._core._network_factory import make_network
 from skrank.losses import BoltzRankLoss
 from skrank.utils import QueryLayout
 

@@ -29,8 +29,8 @@ import numpy as np
 
 from skrank import load_letor_fold, make_ranking
 from skrank.losses import ListNetLoss
-from skrank._core._fit import Objective
-from skrank._core._mlp import LinearNetwork
+from skrank._core._objective import Objective
+from skrank._core._networks import LinearNetwork
 from skrank.utils import QueryLayout
 
 from _shared_data import median_time, ohsumed_root  # benchmarks/ is the script's folder

@@ -61,9 +61,9 @@ from threadpoolctl import threadpool_limits
 from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, LogRankRanker, load_letor_fold
-from skrank._core._fit import Objective
-from skrank._core._folded import FoldedObjective, make_objective
-from skrank._core._mlp import LinearNetwork
+from skrank._core._objective import Objective, make_objective
+from skrank._core._folded_objective import FoldedObjective
+from skrank._core._networks import LinearNetwork
 from skrank.losses import LogRankLoss
 from skrank.losses._logrank import query_pairs
 from skrank.utils import QueryLayout

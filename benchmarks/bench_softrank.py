@@ -62,8 +62,8 @@ import numpy as np
 from skrank import load_letor_fold
 from skrank.losses import ListNetLoss, SoftRankLoss
 from skrank.losses._softrank_binomial import _rank_binomial
-from skrank._core._fit import Objective
-from skrank._core._mlp import LinearNetwork
+from skrank._core._objective import Objective
+from skrank._core._networks import LinearNetwork
 from skrank._core._solvers import Adam
 from skrank.utils import QueryLayout
 

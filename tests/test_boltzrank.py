@@ -478,12 +478,12 @@ def test_pairwise_fit_with_the_factored_activation_is_the_direct_one(
         split_data, pairwise_ranker, monkeypatch):
     """BoltzRank2's pairwise tanh through one exponential per document (see
     PairwiseNetwork's Notes): the same fit, to within 1e-10, as tanh on every pair."""
-    from skrank._core import _pairwise
+    from skrank._core import _pairwise_network
 
     (X, y, qid), (X_test, _, qid_test) = split_data
     scores = pairwise_ranker.predict(X_test, qid=qid_test)  # factored
     assert np.ptp(scores) > 0.1
-    monkeypatch.setattr(_pairwise, "FACTORED_ACTIVATIONS", {})  # np.tanh on every pair
+    monkeypatch.setattr(_pairwise_network, "FACTORED_ACTIVATIONS", {})  # np.tanh on every pair
     direct = clone(pairwise_ranker).fit(X, y, qid=qid)
     assert direct.n_iter_ == pairwise_ranker.n_iter_ == 5
     assert_allclose(direct.predict(X_test, qid=qid_test), scores, rtol=0, atol=1e-10)

@@ -1,10 +1,10 @@
-"""make_network (skrank._core._build): the network a ranker's parameters give."""
+"""make_network (skrank._core._network_factory): the network a ranker's parameters give."""
 
 import pytest
 
-from skrank._core._build import make_network
-from skrank._core._mlp import LinearNetwork, MLPNetwork
-from skrank._core._pairwise import PairwiseNetwork
+from skrank._core._network_factory import make_network
+from skrank._core._networks import LinearNetwork, MLPNetwork
+from skrank._core._pairwise_network import PairwiseNetwork
 
 from _network_helpers import N_FEATURES
 

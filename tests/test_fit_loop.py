@@ -18,15 +18,11 @@ from sklearn.model_selection import GroupKFold, cross_val_score
 
 import skrank.rankers
 from skrank import get_ranking_scorer, make_ranking, ndcg_score
-from skrank._core._build import make_network, restore_network
-from skrank._core._fit import (
-    Objective,
-    RunResult,
-    UnscorableValidationError,
-    average_runs,
-    fit_runs,
-)
-from skrank._core._mlp import LinearNetwork
+from skrank._core._network_factory import make_network, restore_network
+from skrank._core._objective import Objective
+from skrank._core._runs import RunResult, average_runs, fit_runs
+from skrank._core._stopping import UnscorableValidationError
+from skrank._core._networks import LinearNetwork
 from skrank.losses import LOSSES
 from skrank.rankers import _base
 from skrank.utils import QueryLayout
@@ -677,7 +673,7 @@ def test_a_batch_has_the_objective_of_its_checked_layout(name, data):
     """Every loss on the loop's unchecked batch layouts: the objective of checked layouts."""
     from dataclasses import replace
 
-    from skrank._core._fit import Batch
+    from skrank._core._objective import Batch
 
     X, y, qid = data
     full = QueryLayout(qid)
@@ -733,7 +729,7 @@ def test_a_batch_names_what_overflowed(data, what, alpha, scale, weight, batch_s
 @pytest.mark.parametrize("pairwise", [None, (3,)], ids=["unary", "pairwise"])
 def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, pairwise):
     """Scattered training rows are scored (by chunks of queries) and batched from X itself."""
-    from skrank._core import _fit
+    from skrank._core import _objective
 
     qid = rng.permutation(np.repeat(np.arange(9), rng.integers(2, 12, size=9)))
     X = rng.normal(size=(len(qid), 4))
@@ -753,7 +749,7 @@ def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, p
     gathered = objective()
     gathered.gather()
     expected = gathered.train_scores(params)
-    monkeypatch.setattr(_fit, "TRAIN_CHUNK_ROWS", 7)  # a few queries at a time
+    monkeypatch.setattr(_objective, "TRAIN_CHUNK_ROWS", 7)  # a few queries at a time
     scattered = objective()
     assert_allclose(scattered.train_scores(params), expected, rtol=1e-13)
     assert scattered._X_train is None  # no copy of the rows was kept
@@ -768,7 +764,7 @@ def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, p
 def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, sparse):
     """A stochastic fit copies scattered training rows once, grouped, if the copy is
     small beside the memory available; the batches are the same either way."""
-    from skrank._core import _fit
+    from skrank._core import _objective
 
     sizes = rng.integers(2, 12, size=9)
     qid = np.repeat(np.arange(9), sizes)
@@ -788,7 +784,7 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
         return Objective(network, loss, state, y[perm][rows], Xp, rows, 0.0)
 
     shuffled = rng.permutation(len(qid))
-    monkeypatch.setattr(_fit, "available_memory", lambda: 10**12)  # as on a large machine
+    monkeypatch.setattr(_objective, "available_memory", lambda: 10**12)  # as on a large machine
     copied = objective(shuffled)
     assert copied.gather_scattered() is True
     assert copied.rows is None and copied.X.shape == (sizes[train].sum(), 4)
@@ -796,12 +792,12 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
     grouped = objective(np.arange(len(qid)))
     assert grouped.gather_scattered() is False and grouped.rows is not None
     # too large beside the memory available (or more than the given share): no copy
-    monkeypatch.setattr(_fit, "available_memory", lambda: 1)
+    monkeypatch.setattr(_objective, "available_memory", lambda: 1)
     kept = objective(shuffled)
     assert kept.gather_scattered() is False and kept.rows is not None
-    monkeypatch.setattr(_fit, "available_memory", lambda: None)  # unknown: no copy
+    monkeypatch.setattr(_objective, "available_memory", lambda: None)  # unknown: no copy
     assert kept.gather_scattered() is False and kept.rows is not None
-    monkeypatch.setattr(_fit, "available_memory", lambda: 10**9)
+    monkeypatch.setattr(_objective, "available_memory", lambda: 10**9)
     assert kept.gather_scattered(memory_share=1e-9) is False and kept.rows is not None
     assert kept.gather_scattered() is True
 
@@ -815,7 +811,7 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
     # query (a view for one query) where the queries are large enough: the
     # same rows as copied one by one
     assert objective(np.arange(len(qid)))._query_blocks() is None  # tiny: row by row
-    monkeypatch.setattr(_fit, "BLOCK_COPY_MIN_BYTES", 1)
+    monkeypatch.setattr(_objective, "BLOCK_COPY_MIN_BYTES", 1)
     for perm in (np.arange(len(qid)), shuffled):
         by_block, row_by_row = objective(perm), objective(perm)
         if perm is shuffled:
@@ -835,16 +831,16 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
 
 def test_a_fit_is_the_same_with_or_without_the_grouped_copy(monkeypatch):
     """The grouped copy changes where the rows come from, not the fit."""
-    from skrank._core import _fit
+    from skrank._core import _objective
 
     X, y, qid = make_ranking(n_queries=30, n_docs=(5, 20), n_features=4, random_state=0)
     perm = np.random.RandomState(0).permutation(len(y))
     fits, gathered = {}, []
-    gather = _fit.Objective.gather
-    monkeypatch.setattr(_fit.Objective, "gather",
+    gather = _objective.Objective.gather
+    monkeypatch.setattr(_objective.Objective, "gather",
                         lambda self: gathered.append(True) or gather(self))
     for name, memory in (("copied", 10**12), ("not copied", 0)):
-        monkeypatch.setattr(_fit, "available_memory", lambda: memory)
+        monkeypatch.setattr(_objective, "available_memory", lambda: memory)
         ranker = skrank.ListNetRanker(hidden_layer_sizes=(3,), max_iter=5, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -903,10 +899,10 @@ def scattered(rng):
 
 def _epoch_order(ranker, X, y, qid, monkeypatch, **fit_params):
     """``ranker`` fitted for one epoch; the query ids in the order of its mini-batches."""
-    from skrank._core import _fit, _folded
+    from skrank._core import _folded_objective, _objective
 
     orders = []
-    for cls in (_fit.Objective, _folded.FoldedObjective):
+    for cls in (_objective.Objective, _folded_objective.FoldedObjective):
         def spy(self, batch_size, perm, _original=cls.ordered_batches):
             orders.append(perm.copy())
             return _original(self, batch_size, perm)

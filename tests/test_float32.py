@@ -6,8 +6,8 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
-from skrank._core import _folded, _mlp, _pairwise
-from skrank._core._build import make_network
+from skrank._core import _folded_objective, _networks, _pairwise_network
+from skrank._core._network_factory import make_network
 from skrank.datasets import load_rank_sample, make_ranking
 from skrank.metrics import ndcg_score
 from skrank.utils import QueryLayout
@@ -83,11 +83,12 @@ def network_inputs(monkeypatch):
     """The dtype of every X the fit hands on: to a network's forward pass, or folded.
 
     A linear model on a sampled loss may be folded into the samples' feature
-    rows (``skrank._core._folded``) instead of being run on X: both the X
+    rows (``skrank._core._folded_objective``) instead of being run on X: both the X
     given to the fold and the folded rows are recorded.
     """
     seen = []
-    for cls in (_mlp.LinearNetwork, _mlp.MLPNetwork, _pairwise.PairwiseNetwork):
+    for cls in (_networks.LinearNetwork, _networks.MLPNetwork,
+                _pairwise_network.PairwiseNetwork):
         original = cls.forward
 
         def forward(self, params, X, layout=None, _original=original):
@@ -95,14 +96,14 @@ def network_inputs(monkeypatch):
             return _original(self, params, X, layout)
 
         monkeypatch.setattr(cls, "forward", forward)
-    original_fold = _folded.fold
+    original_fold = _folded_objective.fold
 
     def fold(coef, layout, X, *args, **kwargs):
         phi = original_fold(coef, layout, X, *args, **kwargs)
         seen.extend([X.dtype, phi.dtype])
         return phi
 
-    monkeypatch.setattr(_folded, "fold", fold)
+    monkeypatch.setattr(_folded_objective, "fold", fold)
     return seen
 
 

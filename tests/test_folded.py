@@ -16,10 +16,10 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 
 from skrank import BoltzRankRanker, LogRankRanker
-from skrank._core import _folded
-from skrank._core._fit import Objective
-from skrank._core._folded import FoldedObjective, fold, fold_cost, make_objective
-from skrank._core._mlp import LinearNetwork, MLPNetwork
+from skrank._core import _objective
+from skrank._core._objective import Objective, make_objective
+from skrank._core._folded_objective import FoldedObjective, fold, fold_cost
+from skrank._core._networks import LinearNetwork, MLPNetwork
 from skrank.losses import BoltzRankLoss, LogRankLoss
 from skrank.rankers import _base
 from skrank.utils import QueryLayout
@@ -227,11 +227,15 @@ def test_make_objective_folds_where_it_is_cheaper(problem):
                                0.1)) is Objective
 
 
-def test_folded_objective_gathers_nothing_and_pickles(problem):
-    _, folded = _objectives(LogRankLoss(n_rankings=20), problem)
-    X = folded.X
-    folded.gather()
-    assert folded.X is X and not hasattr(folded, "X_train")
+def test_folded_objective_copies_no_rows_and_pickles(problem):
+    """phi holds what the objective needs of X: no copy of the rows, even for L-BFGS."""
+    X_all, y, _, rows, layout = problem
+    loss = LogRankLoss(n_rankings=20)
+    state = loss.prepare(y[rows], layout, random_state=0)
+    folded = make_objective(LinearNetwork(X_all.shape[1]), loss, state, y[rows], X_all, rows,
+                            0.3, full_batch=True)
+    assert type(folded) is FoldedObjective
+    assert folded.X is X_all and folded.rows is rows and not hasattr(folded, "X_train")
     w = np.random.default_rng(0).normal(size=6)
     clone = pickle.loads(pickle.dumps(folded))
     assert clone.value_and_grad(w)[0] == folded.value_and_grad(w)[0]
@@ -263,7 +267,7 @@ def spy(monkeypatch):
 def _fit_both(monkeypatch, spy, make, X, y, qid, **fit_params):
     models = []
     for ratio, kind in ((np.inf, FoldedObjective), (0.0, Objective)):
-        monkeypatch.setattr(_folded, "FOLD_RATIO", ratio)
+        monkeypatch.setattr(_objective, "FOLD_RATIO", ratio)
         models.append(make().fit(X, y, qid=qid, **fit_params))
         assert type(spy[-1]) is kind
     return models

@@ -1,12 +1,12 @@
-"""The linear and MLP networks of skrank._core._mlp."""
+"""The linear and MLP networks of skrank._core._networks."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skrank._core._activations import ACTIVATIONS, OUTPUT_ACTIVATIONS
-from skrank._core._build import make_network, restore_network
-from skrank._core._mlp import LinearNetwork, MLPNetwork
+from skrank._core._network_factory import make_network, restore_network
+from skrank._core._networks import LinearNetwork, MLPNetwork
 
 from _network_helpers import (
     _FORMULAS,

@@ -1,4 +1,4 @@
-"""The pairwise network of BoltzRank2 (skrank._core._pairwise)."""
+"""The pairwise network of BoltzRank2 (skrank._core._pairwise_network)."""
 
 import numpy as np
 import pytest
@@ -6,9 +6,9 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skrank._core._activations import ACTIVATIONS, OUTPUT_ACTIVATIONS
-from skrank._core._build import FITTED_ATTRIBUTES, make_network, restore_network
-from skrank._core._mlp import LinearNetwork, MLPNetwork
-from skrank._core._pairwise import PairwiseNetwork
+from skrank._core._network_factory import FITTED_ATTRIBUTES, make_network, restore_network
+from skrank._core._networks import LinearNetwork, MLPNetwork
+from skrank._core._pairwise_network import PairwiseNetwork
 from skrank.utils import QueryLayout
 
 from _network_helpers import _FORMULAS, N_FEATURES, _numeric_grad, _random_params, _X

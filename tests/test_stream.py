@@ -18,7 +18,7 @@ from skrank import (
     make_ranking,
     make_ranking_scorer,
 )
-from skrank._core._build import restore_network
+from skrank._core._network_factory import restore_network
 from skrank.stream import fit_stream, predict_stream, query_chunks, score_stream
 
 

@@ -8,7 +8,7 @@ function's output. :func:`_check_activation` validates such a name, and
 not the identity.
 
 The bottom of the networks' modules: it imports NumPy and nothing of skrank.
-:mod:`~skrank._core._mlp` and :mod:`~skrank._core._pairwise` import it.
+:mod:`~skrank._core._networks` and :mod:`~skrank._core._pairwise_network` import it.
 """
 
 from typing import NamedTuple

@@ -1,7 +1,7 @@
 """Solvers over a flat parameter vector, all with one interface.
 
 A solver never sees the loss or the network. It is given a *problem* (what
-:class:`skrank._core._fit.Objective` provides: ``n_queries``, ``n_params``,
+:class:`skrank._core._objective.Objective` provides: ``n_queries``, ``n_params``,
 ``value_and_grad(params, batch=None)`` and ``batches(batch_size,
 random_state)``) and a *monitor* (the stopping rule: ``monitor.update(params,
 loss)`` after every epoch or iteration, True to stop; ``monitor.train_improved``

@@ -7,7 +7,7 @@ converter for each ranker class and for
 alone or as steps of a :class:`~sklearn.pipeline.Pipeline` of transformers
 it knows. :func:`to_onnx` registers them and converts a model in one call.
 
-A converter rebuilds the fitted network (:func:`skrank._core._build.restore_network`)
+A converter rebuilds the fitted network (:func:`skrank._core._network_factory.restore_network`)
 and writes its forward pass as ONNX nodes, in the graph's dtype: the
 documents of one query come in as ``X`` of shape ``(n_docs, n_features)``,
 their scores go out with shape ``(n_docs, 1)``. Per-query operations
@@ -26,9 +26,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._activations import _SCALE
-from .._core._build import FITTED_ATTRIBUTES, restore_network
-from .._core._mlp import LinearNetwork, MLPNetwork
-from .._core._pairwise import PairwiseNetwork
+from .._core._network_factory import FITTED_ATTRIBUTES, restore_network
+from .._core._networks import LinearNetwork, MLPNetwork
+from .._core._pairwise_network import PairwiseNetwork
 from ..preprocessing import QueryNormalizer
 from ..rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from ..utils._validation import is_integer

@@ -17,9 +17,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-from .._core._build import restore_network
-from .._core._mlp import LinearNetwork
-from .._core._pairwise import PairwiseNetwork
+from .._core._network_factory import restore_network
+from .._core._networks import LinearNetwork
+from .._core._pairwise_network import PairwiseNetwork
 from ..preprocessing import QueryNormalizer
 from ..rankers._base import BaseRanker
 

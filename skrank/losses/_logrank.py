@@ -46,7 +46,7 @@ IDEAL_RESTART = 0.9
 #: 120 bytes of temporaries each: 16 MB, whatever the data's size). Larger
 #: blocks leave the CPU's cache and smaller ones pay numpy's per-call cost
 #: more often (the reproducing page has the timings); the fit's peak memory
-#: is later, when the samples are folded (:mod:`skrank._core._folded`).
+#: is later, when the samples are folded (:mod:`skrank._core._folded_objective`).
 _WALK_CELLS = 2**17
 #: An unused entry of a walk's row of boundaries (past any slot; sorts last).
 _NO_BOUNDARY = 2**30

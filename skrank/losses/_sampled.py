@@ -24,7 +24,7 @@ respect to the scores is the transposed product, ``C_q (a_q \\, \\partial L /
 :class:`LogitForm` gives the same objective as a function of the ``(n_queries,
 k)`` logits themselves (:meth:`ListwiseLoss.logit_form`), for a fit loop that
 computes the logits another way (a linear model folds ``C_q^T X_q`` once per
-fit: :mod:`skrank._core._folded`).
+fit: :mod:`skrank._core._folded_objective`).
 
 *Extreme scores.* Every objective here depends on a query's logits only
 through their softmax, so shifting them by a constant per query changes

@@ -29,17 +29,11 @@ from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core._fit import (
-    Restarts,
-    StoppingRule,
-    UnscorableValidationError,
-    average_runs,
-    best_run,
-    fit_runs,
-)
-from .._core._folded import make_objective
-from .._core._build import FITTED_ATTRIBUTES, make_network, restore_network
-from .._core._mlp import LinearNetwork
+from .._core._runs import Restarts, average_runs, best_run, fit_runs
+from .._core._stopping import StoppingRule, UnscorableValidationError
+from .._core._objective import make_objective
+from .._core._network_factory import FITTED_ATTRIBUTES, make_network, restore_network
+from .._core._networks import LinearNetwork
 from .._core._solvers import LBFGS, SGD, Adam, DivergenceError, check_finite
 from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
@@ -123,7 +117,7 @@ class BaseRanker(BaseEstimator):
         """The fit, from the ranker's explicit choices; returns ``self``.
 
         ``solver`` (a solver of :mod:`skrank._core._solvers`) and
-        ``restarts`` (:class:`~skrank._core._fit.Restarts`) are built by the
+        ``restarts`` (:class:`~skrank._core._runs.Restarts`) are built by the
         ranker; ``validation_fraction`` is the fraction of the queries held
         out for early stopping, None without early stopping; ``warm_start``
         continues a fitted network. The network, the loss and the stopping
@@ -152,13 +146,10 @@ class BaseRanker(BaseEstimator):
                                                 data.layout.max_size)
         run_seeds = rng.randint(np.iinfo(np.int32).max, size=len(starts))
         alpha = self._penalty_strength(rows.n_effective)
-        objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
+        objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha,
+                                   full_batch=solver.full_batch)
         stopping = replace(stopping, validation=validation,
                            train_metric=solver.needs_train_metric)
-        if solver.full_batch:
-            objective.gather()  # see Objective.gather
-        else:
-            objective.gather_scattered()
         with self._fit_errors(data, alpha, X_val is not None):
             network, params, kept, averaged = self._train(
                 objective, solver, stopping, restarts, starts, run_seeds)

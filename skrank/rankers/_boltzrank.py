@@ -3,8 +3,8 @@
 import inspect
 
 from .._core._activations import OUTPUT_ACTIVATIONS
-from .._core._build import make_network
-from .._core._pairwise import PairwiseNetwork
+from .._core._network_factory import make_network
+from .._core._pairwise_network import PairwiseNetwork
 from ..losses import BoltzRankLoss
 from ..utils._sklearn_compat import StrOptions
 from ._base import NeuralRanker, layer_sizes

@@ -5,7 +5,8 @@ import warnings
 
 import numpy as np
 
-from .._core._fit import Restarts, StoppingRule
+from .._core._runs import Restarts
+from .._core._stopping import StoppingRule
 from .._core._solvers import LBFGS
 from ..losses import LogRankLoss
 from ..losses._logrank import parse_gain, resolve_sampler

@@ -34,7 +34,7 @@ import textwrap
 from typing import NamedTuple
 
 from .._core._activations import ACTIVATIONS
-from .._core._fit import COMBINE
+from .._core._runs import COMBINE
 from .._core._solvers import SOLVERS
 from ..metrics._scorer import RankingScorer
 from ..utils._sklearn_compat import MAX_LENGTH, Float, Integer, StrOptions

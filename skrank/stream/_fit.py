@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from .._core._build import FITTED_ATTRIBUTES, restore_network
-from .._core._fit import StoppingRule
+from .._core._network_factory import FITTED_ATTRIBUTES, restore_network
+from .._core._stopping import StoppingRule
 from ..losses import BoltzRankLoss
 from ..rankers._base import (
     _STREAM_ATTRIBUTES,

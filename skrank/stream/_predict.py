@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._core._build import restore_network
+from .._core._network_factory import restore_network
 from ..metrics._scorer import RankingScorer, get_ranking_scorer
 from ..utils._qid import check_qid
 from ..utils._routing import predict_scores

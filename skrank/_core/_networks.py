@@ -7,7 +7,7 @@ of its own shape (``coef_`` for :class:`LinearNetwork`, ``coefs_`` and
 ``intercepts_`` for :class:`MLPNetwork`) and restores itself from them.
 
 Every network, these two and
-:class:`~skrank._core._pairwise.PairwiseNetwork`, has the same interface:
+:class:`~skrank._core._pairwise_network.PairwiseNetwork`, has the same interface:
 ``n_params``, ``needs_query`` (whether ``forward`` must be given the query
 layout of the rows: a network that scores the documents of a query jointly),
 ``init_params``, ``forward``, ``backward``, ``penalty``, ``export``, the
@@ -16,8 +16,8 @@ networks as one network). Each computes in the dtype :func:`compute_dtype`
 gives for its input rows.
 
 Of skrank, it imports :mod:`~skrank._core._activations` only;
-:mod:`~skrank._core._pairwise` (whose individual potential is one of these
-networks) and :mod:`~skrank._core._build` import it.
+:mod:`~skrank._core._pairwise_network` (whose individual potential is one of these
+networks) and :mod:`~skrank._core._network_factory` import it.
 """
 
 import numpy as np

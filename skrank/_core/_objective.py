@@ -1,25 +1,13 @@
-"""The fit loop shared by every ranker: explicit objects in, fitted runs out.
+"""The objective a solver minimises: the mean loss per query plus the L2 penalty.
 
-Nothing here reads an estimator. A ranker's front end builds
-
-* an :class:`Objective`: the network, the prepared loss, the training rows
-  and the L2 strength (what the solvers minimise); for a linear model on a
-  loss of sample logits, possibly the same objective folded once per fit
-  (:func:`skrank._core._folded.make_objective` chooses);
-* a solver of :mod:`skrank._core._solvers` (:class:`~skrank._core._solvers.Adam`,
-  :class:`~skrank._core._solvers.SGD` or :class:`~skrank._core._solvers.LBFGS`);
-* a :class:`StoppingRule`: patience, tolerance and the monitored metric on
-  the validation queries (or the training objective without them);
-* :class:`Restarts`: how many runs, how they are combined, how many run in
-  parallel;
-
-and calls :func:`fit_runs` with the initial parameter vectors and seeds of
-its runs (in parallel through scikit-learn's joblib wrapper), then
-:func:`average_runs` or :func:`best_run` to keep one model.
-
-The errors raised here speak of the objects above (the validation queries,
-the solver's step), never of an estimator's parameters: a front end
-translates them into its own terms.
+:class:`Objective` holds the network, the prepared loss, the training rows
+(addressed through row indices into ``X``) and the L2 strength; it gives the
+objective and its gradient on all training queries or on a mini-batch
+(:class:`Batch`), and the epoch's mini-batches. :func:`make_objective`
+builds the objective of a fit: a
+:class:`~skrank._core._folded_objective.FoldedObjective` where a linear
+model on a loss of sample logits is cheaper folded, and the copy of the
+training rows the solver's kind calls for.
 
 The training queries are addressed through an array of row indices into
 ``X``. A stochastic solver takes the rows of each mini-batch from ``X``
@@ -36,18 +24,22 @@ taken from the fit's state the same way as its rows, without
 re-validation.
 """
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.parallel import Parallel, delayed
 
-from ..utils._query_layout import QueryLayout
 from ..losses import LossState
 from ..utils._memory import available_memory
-from ..utils._validation import check_n_jobs
+from ..utils._query_layout import QueryLayout
+from ._folded_objective import FoldedObjective, fold_cost
+from ._networks import LinearNetwork
 from ._solvers import check_finite
+
+#: Fold when the folded products cost at most this many times the unfolded
+#: ones (:func:`make_objective`; a private switch: 0 never folds, ``np.inf``
+#: always does).
+FOLD_RATIO = 1.0
 
 #: Largest share of the memory available that a stochastic fit's grouped
 #: copy of scattered training rows may take (:meth:`Objective.gather_scattered`).
@@ -82,8 +74,8 @@ class Objective:
     Parameters
     ----------
     network : network
-        A scoring network, such as :func:`~skrank._core._build.make_network`
-        makes (:mod:`skrank._core._mlp` describes the interface of every
+        A scoring network, such as :func:`~skrank._core._network_factory.make_network`
+        makes (:mod:`skrank._core._networks` describes the interface of every
         network).
     loss : ListwiseLoss
         The loss; ``state`` is what its ``prepare`` returned.
@@ -313,211 +305,34 @@ class Objective:
             ))
 
 
-#: How :class:`Restarts` combines its runs: one network scoring the mean of
-#: their standardised scores (:func:`average_runs`), or the best run
-#: (:func:`best_run`).
-COMBINE = ("average", "best")
+def make_objective(network, loss, state, y, X, rows, alpha, *, full_batch=None):
+    """The objective of a fit, with the copy of the training rows its solver calls for.
 
+    Parameters are those of :class:`Objective`. A
+    :class:`~skrank._core._folded_objective.FoldedObjective` when
+    ``network`` is a :class:`~skrank._core._networks.LinearNetwork`, the
+    loss has a logit form on ``state`` and
+    :func:`~skrank._core._folded_objective.fold_cost` is at most
+    :data:`FOLD_RATIO` times the unfolded
+    cost (it needs no copy of the rows); an :class:`Objective` otherwise,
+    whose rows are copied as ``full_batch`` says: True for a full-batch
+    solver (:meth:`Objective.gather`), False for a stochastic one
+    (:meth:`Objective.gather_scattered`), None for none (the single pass of
+    a ``partial_fit``).
 
-@dataclass(frozen=True)
-class Restarts:
-    """The runs of a fit: their number, how they are combined, how many run at once.
-
-    ``n_init`` runs start from independent initialisations; ``combine`` (one
-    of :data:`COMBINE`) keeps one network from them; ``n_jobs`` runs are
-    trained in parallel (:func:`fit_runs`).
+    Returns
+    -------
+    objective : Objective or FoldedObjective
     """
-
-    n_init: int = 1
-    combine: str = "best"
-    n_jobs: object = None
-
-
-class UnscorableValidationError(ValueError):
-    """The validation queries got NaN scores while the training scores are finite.
-
-    ``largest`` is the largest absolute value of the validation rows; a front
-    end re-raises it naming where those rows came from.
-    """
-
-    def __init__(self, largest):
-        super().__init__(
-            "The scores of the validation queries are NaN while the training scores are "
-            "finite: the validation rows hold values the model cannot score (their "
-            f"largest absolute value is {largest:.3g})."
-        )
-        self.largest = largest
-
-
-@dataclass
-class StoppingRule:
-    """When a run stops, and which of its parameter vectors it keeps.
-
-    A front end builds it with its ``tol``, ``n_iter_no_change``, ``scorer``
-    and ``verbose``; the fit then gives it the held-out queries and whether
-    the solver needs the training metric (:func:`dataclasses.replace`).
-
-    With ``validation`` (``(X, y, layout)`` of held-out queries), the
-    ``scorer`` is computed on them after every epoch; the run stops after
-    ``n_iter_no_change`` epochs without an improvement of more than ``tol``
-    and keeps the parameters of its best epoch. Without it, the training
-    objective decides (an improvement is a decrease of more than ``tol``) and
-    the last parameters are kept. ``n_iter_no_change=None`` has no patience:
-    the solver alone decides when to stop (L-BFGS's own tolerances).
-
-    ``verbose`` prints one line per epoch; ``train_metric`` (or ``verbose``)
-    also scores the training queries after every epoch, for solvers whose
-    schedule needs it.
-    """
-
-    tol: float
-    n_iter_no_change: int | None
-    scorer: object = None
-    validation: tuple = None
-    train_metric: bool = False
-    verbose: int = 0
-
-    def monitor(self, objective, label):
-        """A fresh :class:`Monitor` of one run."""
-        return Monitor(self, objective, label)
-
-
-@dataclass
-class Monitor:
-    """Per-epoch bookkeeping of one run: curves, best parameters, the stopping decision."""
-
-    rule: StoppingRule
-    objective: Objective
-    label: str
-    loss_curve: list = field(default_factory=list)
-    validation_scores: list = field(default_factory=list)
-    best_score: float = -np.inf
-    best_loss: float = np.inf
-    best_params: np.ndarray = None
-    best_train_metric: float = -np.inf
-    train_improved: bool = True
-    no_change: int = 0
-    start: float = field(default_factory=time.perf_counter)
-
-    @property
-    def n_updates(self):
-        return len(self.loss_curve)
-
-    def _metric(self, scores, y, layout):
-        return self.rule.scorer.score_predictions(y, scores, qid=layout.qid)
-
-    def update(self, params, loss):
-        """Record one epoch; True when the run should stop."""
-        rule = self.rule
-        self.loss_curve.append(float(loss))
-        line = f"{self.label}, iteration {self.n_updates}, loss = {loss:.6f}"
-        if rule.train_metric or rule.verbose:
-            objective = self.objective
-            train_metric = self._metric(
-                objective.train_scores(params), objective.y, objective.state.layout
-            )
-            line += f", train {rule.scorer.name} = {train_metric:.4f}"
-            self.train_improved = train_metric > self.best_train_metric
-            self.best_train_metric = max(self.best_train_metric, train_metric)
-        if rule.validation is not None:
-            X, y, layout = rule.validation
-            scores = self.objective.network.forward(params, X, layout)[0]
-            if np.isnan(scores).any():  # +-inf is still a ranking; NaN is none
-                raise UnscorableValidationError(float(abs(X).max()))
-            score = self._metric(scores, y, layout)
-            self.validation_scores.append(score)
-            line += f", validation {rule.scorer.name} = {score:.4f}"
-            improved = score > self.best_score + rule.tol
-            if score > self.best_score:
-                self.best_score = score
-                self.best_params = params.copy()
-        else:
-            improved = loss < self.best_loss - rule.tol
-            self.best_loss = min(self.best_loss, loss)
-        if rule.verbose:
-            print(f"{line}, {time.perf_counter() - self.start:.2f} s", flush=True)
-        self.no_change = 0 if improved else self.no_change + 1
-        return rule.n_iter_no_change is not None and self.no_change >= rule.n_iter_no_change
-
-
-@dataclass
-class RunResult:
-    """What one run leaves: its kept parameters and its history."""
-
-    params: np.ndarray
-    n_iter: int
-    loss_curve: list
-    validation_scores: list
-    best_validation_score: float
-    converged: bool
-
-
-def run(objective, solver, stopping, params, seed, label="Run 0"):
-    """One optimisation from ``params`` (copied); a :class:`RunResult`."""
-    monitor = stopping.monitor(objective, label)
-    final, converged = solver.minimize(
-        objective, params.copy(), monitor, np.random.RandomState(seed)
-    )
-    kept = final if monitor.best_params is None else monitor.best_params
-    check_finite(kept, "weights")
-    return RunResult(
-        params=np.array(kept),
-        n_iter=monitor.n_updates,
-        loss_curve=monitor.loss_curve,
-        validation_scores=(monitor.validation_scores if stopping.validation is not None
-                           else None),
-        best_validation_score=(monitor.best_score if stopping.validation is not None
-                               else None),
-        converged=converged,
-    )
-
-
-def fit_runs(objective, solver, stopping, starts, seeds, *, n_jobs=None):
-    """:func:`run` from every initial vector of ``starts``, in parallel with joblib.
-
-    Results do not depend on ``n_jobs``: each run has its own seed. More
-    workers than runs would idle, so a larger ``n_jobs`` (however large:
-    joblib itself fails from about a million) is the number of runs.
-    """
-    return Parallel(n_jobs=check_n_jobs(n_jobs, len(starts)))(
-        delayed(run)(objective, solver, stopping, params, seed, f"Run {i}")
-        for i, (params, seed) in enumerate(zip(starts, seeds))
-    )
-
-
-def best_run(objective, runs):
-    """The run with the best validation score, or the lowest final training objective."""
-    if len(runs) == 1:
-        return runs[0]
-    if runs[0].best_validation_score is not None:
-        return max(runs, key=lambda r: r.best_validation_score)
-    return min(runs, key=lambda r: objective.value(r.params))
-
-
-def average_runs(objective, runs):
-    """One network scoring the mean of the runs' standardised scores.
-
-    Each run's scores are divided by their pooled within-query standard
-    deviation on the training rows (a shift of a query's scores does not
-    change its ranking, so only the scale needs standardising), so that no
-    run dominates the average through the scale of its scores; the mean is
-    multiplied by the runs' mean scale, so that the combined scores keep the
-    scale at which the loss was trained (it matters to SoftRank's smoothing
-    and to a warm start). Returns ``(network, params)``.
-    """
-    layout = objective.state.layout
-    scales = []
-    for r in runs:
-        s = objective.train_scores(r.params)
-        centred = s - layout.expand(layout.mean(s))
-        scales.append(np.sqrt(float(centred @ centred) / len(s)))
-    scales = np.array(scales)
-    live = scales > 0
-    if not live.any():  # every run scores all documents of a query alike
-        weights = np.full(len(runs), 1.0 / len(runs))
-    else:
-        # each run standardised, the mean rescaled to the runs' mean scale, so
-        # the combined scores keep the scale the loss was trained at
-        weights = np.where(live, scales[live].mean() / (len(runs) * np.where(live, scales, 1.0)),
-                           0.0)
-    return objective.network.combine([r.params for r in runs], weights)
+    if isinstance(network, LinearNetwork):
+        form = loss.logit_form(state)
+        if form is not None:
+            folded, unfolded = fold_cost(form, X)
+            if folded <= FOLD_RATIO * unfolded:
+                return FoldedObjective(network, loss, state, y, X, rows, alpha, form=form)
+    objective = Objective(network, loss, state, y, X, rows, alpha)
+    if full_batch:
+        objective.gather()
+    elif full_batch is not None:
+        objective.gather_scattered()
+    return objective

@@ -1,14 +1,14 @@
 """BoltzRank2's pairwise network: a row network plus pairwise potentials in a query.
 
-:class:`PairwiseNetwork` adds to a network of :mod:`~skrank._core._mlp` (its
+:class:`PairwiseNetwork` adds to a network of :mod:`~skrank._core._networks` (its
 individual, or unary, potential) pairwise potentials between the documents
 of each query, so its ``forward`` needs the query layout of the rows
 (``needs_query``). It has the interface of every network (see
-:mod:`~skrank._core._mlp`). The pairs are computed over blocks of queries,
+:mod:`~skrank._core._networks`). The pairs are computed over blocks of queries,
 within the memory budget :data:`PAIRWISE_MAX_CELLS` (the class's Notes).
 
 Of skrank, it imports :mod:`~skrank._core._activations` and
-:mod:`~skrank._core._mlp`; :mod:`~skrank._core._build` imports it.
+:mod:`~skrank._core._networks`; :mod:`~skrank._core._network_factory` imports it.
 """
 
 from collections import namedtuple
@@ -26,7 +26,7 @@ from ._activations import (
     _check_combinable,
 )
 from ..utils._query_blocks import query_blocks
-from ._mlp import _restore_unary, compute_dtype
+from ._networks import _restore_unary, compute_dtype
 
 #: Default memory budget of :class:`PairwiseNetwork`, in cells of its arrays
 #: over the pairs of documents (2**20 cells: 8 MiB in float64): a forward pass
@@ -55,8 +55,8 @@ class PairwiseNetwork:
         \,[+\, c]\Big),
 
     where :math:`\phi` is ``unary`` (a
-    :class:`~skrank._core._mlp.LinearNetwork` or an
-    :class:`~skrank._core._mlp.MLPNetwork`), :math:`g` the hidden activation
+    :class:`~skrank._core._networks.LinearNetwork` or an
+    :class:`~skrank._core._networks.MLPNetwork`), :math:`g` the hidden activation
     and :math:`\sigma` the output activation, both shared with an MLP
     ``unary``. The output bias :math:`c` exists only for a nonlinear
     :math:`\sigma`. Documents of other queries and the document itself do
@@ -216,7 +216,7 @@ class PairwiseNetwork:
     def init_params(self, random_state):
         """The unary network's initialisation, then Glorot-uniform ``W`` and ``v``, zero biases.
 
-        As for :class:`~skrank._core._mlp.MLPNetwork`: ``U(-r, r)`` with
+        As for :class:`~skrank._core._networks.MLPNetwork`: ``U(-r, r)`` with
         ``r = sqrt(6 / (fan_in + fan_out))`` (``sqrt(2 / ...)`` for logistic
         hidden units); ``W`` has fan-in ``2 * n_features``.
         """

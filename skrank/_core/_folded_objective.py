@@ -17,10 +17,10 @@ gathered copy of the training rows (``phi`` replaces it). Queries whose
 scale is 0 (their logits are 0 whatever the weights, e.g. LogRank's queries
 without a (good, bad) pair) get no rows.
 
-:func:`make_objective` picks it where its products are cheaper than the
-unfolded ones (``n_queries * k * n_features`` against ``n_rows *
+:func:`~skrank._core._objective.make_objective` picks it where its
+products are cheaper than the unfolded ones (``n_queries * k * n_features`` against ``n_rows *
 n_features + n_rows * k`` multiply-adds each way), and
-:class:`~skrank._core._fit.Objective` otherwise (e.g. queries shorter than
+:class:`~skrank._core._objective.Objective` otherwise (e.g. queries shorter than
 ``k``, many features).
 """
 
@@ -30,40 +30,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils._memory import check_memory, format_bytes
-from ._fit import Objective
-from ._mlp import LinearNetwork
+from ._networks import LinearNetwork
 from ._solvers import check_finite
 
-#: Fold when the folded products cost at most this many times the unfolded
-#: ones (a private switch: 0 never folds, ``np.inf`` always does).
-FOLD_RATIO = 1.0
 #: Cells gathered at once while folding: the chunk's rows of ``X`` and their
 #: coefficients, ``rows x (n_features + k)`` (a single larger query is folded
 #: on its own); 1 MB of float64. The products run one query at a time, so a
 #: larger chunk is not faster; it only adds to the fit's peak memory, which
 #: is reached while folding (the reproducing page has a measurement).
 MAX_CELLS = 2**17
-
-
-def make_objective(network, loss, state, y, X, rows, alpha):
-    """The fit's objective: a :class:`FoldedObjective` where it is cheaper.
-
-    Parameters are those of :class:`~skrank._core._fit.Objective`. Folds
-    when ``network`` is a :class:`~skrank._core._mlp.LinearNetwork`,
-    the loss has a logit form on ``state`` and :func:`fold_cost` is at most
-    :data:`FOLD_RATIO` times the unfolded cost.
-
-    Returns
-    -------
-    objective : Objective or FoldedObjective
-    """
-    if isinstance(network, LinearNetwork):
-        form = loss.logit_form(state)
-        if form is not None:
-            folded, unfolded = fold_cost(form, X)
-            if folded <= FOLD_RATIO * unfolded:
-                return FoldedObjective(network, loss, state, y, X, rows, alpha, form=form)
-    return Objective(network, loss, state, y, X, rows, alpha)
 
 
 def fold_cost(form, X):
@@ -165,12 +140,12 @@ class FoldedBatch:
 
 
 class FoldedObjective:
-    """:class:`~skrank._core._fit.Objective` of a linear model, on the folded logits.
+    """:class:`~skrank._core._objective.Objective` of a linear model, on the folded logits.
 
     The same objective (mean loss per query, weighted as the loss weighs it,
     plus the network's L2 penalty) and the same interface (``n_queries``,
     ``n_params``, ``value_and_grad``, ``value``, ``train_scores``,
-    ``batches``, ``gather``), computed from ``phi`` (see the module): memory
+    ``batches``), computed from ``phi`` (see the module): memory
     ``n_queries * k * n_features`` in ``X``'s dtype, built once, in place of
     the gathered copy of the training rows. The products run in ``phi``'s
     dtype (``w`` cast to it); the logits, the loss and the returned gradient
@@ -182,7 +157,7 @@ class FoldedObjective:
     loss : ListwiseLoss
         A loss whose ``logit_form(state)`` is not None.
     state, y, X, rows, alpha
-        As :class:`~skrank._core._fit.Objective`'s.
+        As :class:`~skrank._core._objective.Objective`'s.
     form : LogitForm, default=None
         ``loss.logit_form(state)``, if already at hand.
     max_cells : int, default=None
@@ -253,19 +228,6 @@ class FoldedObjective:
         scores = self.network.forward(params, self.X)[0]
         return scores if self.rows is None else scores[self.rows]
 
-    def gather(self):
-        """Nothing to gather: ``phi`` holds what the training objective needs of ``X``."""
-
-    def gather_scattered(self, memory_share=None):
-        """Nothing to gather (see :meth:`gather`); ``memory_share`` is not used.
-
-        Returns
-        -------
-        gathered : bool
-            False.
-        """
-        return False
-
     def batches(self, batch_size, random_state):
         """One epoch: batches of ``batch_size`` queries in a random order.
 
@@ -278,7 +240,7 @@ class FoldedObjective:
 
     def ordered_batches(self, batch_size, perm):
         """Batches of ``batch_size`` queries in the order ``perm``, as
-        :meth:`~skrank._core._fit.Objective.ordered_batches`."""
+        :meth:`~skrank._core._objective.Objective.ordered_batches`."""
         n_queries, k = self.n_queries, self.k
         n_features = self.phi.shape[1]
         blocks = self.phi.reshape(len(self.live), k, n_features)

@@ -1,20 +1,20 @@
 """A ranker's network: made from its parameters, or rebuilt from its fitted attributes.
 
 :func:`make_network` picks the network of a ranker's parameters for a fit:
-a :class:`~skrank._core._mlp.LinearNetwork`, an
-:class:`~skrank._core._mlp.MLPNetwork` or, with
+a :class:`~skrank._core._networks.LinearNetwork`, an
+:class:`~skrank._core._networks.MLPNetwork` or, with
 ``pairwise_hidden_layer_sizes``, a
-:class:`~skrank._core._pairwise.PairwiseNetwork` around one of them. A
+:class:`~skrank._core._pairwise_network.PairwiseNetwork` around one of them. A
 fitted ranker keeps only the attributes its network exports (their names
 are :data:`FITTED_ATTRIBUTES`); :func:`restore_network` rebuilds the network
 and its flat parameters from them (for ``predict``, and a warm start).
 
-The top of the networks' modules: it imports :mod:`~skrank._core._mlp` and
-:mod:`~skrank._core._pairwise`, and none of them imports it.
+The top of the networks' modules: it imports :mod:`~skrank._core._networks` and
+:mod:`~skrank._core._pairwise_network`, and none of them imports it.
 """
 
-from ._mlp import LinearNetwork, MLPNetwork, _restore_unary
-from ._pairwise import PairwiseNetwork
+from ._networks import LinearNetwork, MLPNetwork, _restore_unary
+from ._pairwise_network import PairwiseNetwork
 
 
 def make_network(n_features, hidden_layer_sizes=(), activation="tanh",
@@ -23,7 +23,7 @@ def make_network(n_features, hidden_layer_sizes=(), activation="tanh",
 
     The linear network for ``hidden_layer_sizes=()``, else an MLP; with
     ``pairwise_hidden_layer_sizes``, that network is the individual
-    potential of a :class:`~skrank._core._pairwise.PairwiseNetwork` whose
+    potential of a :class:`~skrank._core._pairwise_network.PairwiseNetwork` whose
     pairwise potential has the same ``activation`` and ``output_activation``
     (for a linear individual potential, ``output_activation`` is that of the
     pairwise potential only). A linear network alone has no output
@@ -63,7 +63,7 @@ FITTED_ATTRIBUTES = (
 def restore_network(attributes):
     """``(network, params)`` from fitted attributes.
 
-    A :class:`~skrank._core._pairwise.PairwiseNetwork` if
+    A :class:`~skrank._core._pairwise_network.PairwiseNetwork` if
     ``pairwise_coefs_`` is there; otherwise the linear network (``coef_``)
     or an MLP (``coefs_``/``intercepts_``).
     """
