@@ -12,7 +12,7 @@ Five measurements of :class:`skrank.losses.SoftRankLoss` (``sigma=1.0``,
    O(N^3); the goal is a slope of at most 3.1).
 3. The exact recursion truncated to R = 10 ranks against the full one, on a
    single query of N = 400: forward and reverse mode of
-   ``skrank.losses._softrank_binomial._rank_binomial`` (the contest probabilities
+   ``skrank.losses._softrank._binomial._rank_binomial`` (the contest probabilities
    given), median of interleaved runs. The full recursion updates
    N * sum_{t<N} (t+2) cells (step t touches only the t+2 ranks it can
    reach, so this is N^3/2, not N^3), a single truncated one
@@ -61,7 +61,7 @@ import numpy as np
 
 from skrank import load_letor_fold
 from skrank.losses import ListNetLoss, SoftRankLoss
-from skrank.losses._softrank_binomial import _rank_binomial
+from skrank.losses._softrank._binomial import _rank_binomial
 from skrank._core._objective import Objective
 from skrank._core._networks import LinearNetwork
 from skrank._core._solvers import Adam

@@ -655,7 +655,7 @@ def test_issue27_failed_allocation_names_n_rankings(monkeypatch, make, target):
 def test_issue27_failed_allocation_names_n_draws(monkeypatch, memory_available):
     """Issue 27: query_uniforms(layout, 0, 10**12) gave numpy's MemoryError (faked here)."""
     memory_available(None)  # unknown: the allocation is tried, and fails
-    monkeypatch.setattr("skrank.losses._base._mix", _fail_to_allocate)
+    monkeypatch.setattr("skrank.losses._query_random._mix", _fail_to_allocate)
     with pytest.raises(MemoryError, match=r"^n_draws=1000000000000 needs about 58\.2 TiB "
                                           r"for 8 rows times n_draws 64-bit draws; lower "
                                           r"n_draws\.$"):

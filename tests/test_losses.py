@@ -8,7 +8,7 @@ from scipy.special import log_softmax, softmax
 from skrank.losses import (
     LOSSES, BoltzRankLoss, ListNetLoss, LogRankLoss, SoftRankLoss, query_uniforms,
 )
-from skrank.losses._base import query_bits
+from skrank.losses._query_random import query_bits
 from skrank.metrics import make_ranking_scorer
 from skrank.rankers import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from skrank.utils import QueryLayout

@@ -10,14 +10,8 @@ from scipy.stats import norm
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skrank import SoftRankRanker, make_ranking, ndcg_score
-from skrank.losses import (
-    SoftRankLoss,
-    _softrank,
-    _softrank_binomial,
-    _softrank_normal,
-    _softrank_normal_moments,
-    _softrank_truncation,
-)
+from skrank.losses import SoftRankLoss
+from skrank.losses._softrank import _binomial, _loss, _normal, _normal_moments, _truncation
 from skrank.utils import QueryLayout
 
 #: The exact Rank-Binomial recursion (the loss defaults to the normal approximation).
@@ -183,7 +177,7 @@ def test_softndcg_known_value_two_documents():
 @pytest.mark.parametrize("shape", [-1.0, -0.5, 0.0, 0.5, 1.0])
 def test_discount_family(shape):
     sizes = np.array([8, 5])
-    D = _softrank._discount(sizes, 8, shape, None)
+    D = _loss._discount(sizes, 8, shape, None)
     r = np.arange(8.0)
     for b, n in enumerate(sizes):
         u = r[:n] / n
@@ -193,7 +187,7 @@ def test_discount_family(shape):
         assert_allclose(D[b, :n], expected, rtol=1e-15)
         assert (D[b, n:] == 0).all()
         assert (np.diff(D[b, :n]) < 0).all()  # decreasing
-    assert_allclose(_softrank._discount(sizes, 8, shape, 3)[:, 3:], 0.0)
+    assert_allclose(_loss._discount(sizes, 8, shape, 3)[:, 3:], 0.0)
 
 
 def test_queries_without_relevant_documents_contribute_nothing(rng):
@@ -234,8 +228,8 @@ def test_targets_in_chunks_equal_one_pass(rng, monkeypatch, options):
     y, s, qid = _queries(rng, [40, 23, 7])
     loss = SoftRankLoss(**options)
     value, grad = _value_and_grad(loss, y, s, qid)
-    monkeypatch.setattr(_softrank, "MEMORY_BUDGET", 2000)  # the blocks of queries
-    monkeypatch.setattr(_softrank_binomial, "MEMORY_BUDGET", 2000)  # the chunks of targets
+    monkeypatch.setattr(_loss, "MEMORY_BUDGET", 2000)  # the blocks of queries
+    monkeypatch.setattr(_binomial, "MEMORY_BUDGET", 2000)  # the chunks of targets
     value_c, grad_c = _value_and_grad(loss, y, s, qid)
     assert_allclose(value_c, value, rtol=1e-14)
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-17)
@@ -250,8 +244,8 @@ def test_normal_path_by_chunks_of_targets_equals_the_half_pairs(rng, monkeypatch
     s[:3] += 1e200  # differences beyond the largest float
     loss = SoftRankLoss(rank_distribution="normal", **options)
     value, grad = _value_and_grad(loss, y, s, qid)
-    monkeypatch.setattr(_softrank_normal_moments, "NORMAL_PAIR_CELLS", 0)
-    monkeypatch.setattr(_softrank_normal_moments, "NORMAL_CHUNK_CELLS", chunk_cells)
+    monkeypatch.setattr(_normal_moments, "NORMAL_PAIR_CELLS", 0)
+    monkeypatch.setattr(_normal_moments, "NORMAL_CHUNK_CELLS", chunk_cells)
     value_c, grad_c = _value_and_grad(loss, y, s, qid)
     assert np.isfinite(value_c) and np.isfinite(grad_c).all()
     assert_allclose(value_c, value, rtol=1e-12)
@@ -274,15 +268,15 @@ def test_normal_path_on_a_band_of_sorted_pairs_equals_the_half_pairs(rng, monkey
         s[np.flatnonzero(qid == 8)[:2]] = [1e308, -1e308]
     loss = SoftRankLoss(rank_distribution="normal", **options)
     calls = []
-    banded = _softrank_normal_moments._banded_moments
-    monkeypatch.setattr(_softrank_normal_moments, "_banded_moments",
+    banded = _normal_moments._banded_moments
+    monkeypatch.setattr(_normal_moments, "_banded_moments",
                         lambda *args: calls.append(args[-1]) or banded(*args))
-    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", np.inf)
+    monkeypatch.setattr(_normal_moments, "BAND_MAX_FRACTION", np.inf)
     value_b, grad_b = _value_and_grad(loss, y, s, qid)
     assert calls and (spread < 1 or min(calls) < 40 // 2)  # a band narrower than a half
     if spread == 1e4:
         assert max(calls) <= 2  # documents far apart: almost no pair is undecided
-    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", -1.0)
+    monkeypatch.setattr(_normal_moments, "BAND_MAX_FRACTION", -1.0)
     n_calls = len(calls)
     value, grad = _value_and_grad(loss, y, s, qid)
     assert len(calls) == n_calls  # the half pairs
@@ -305,19 +299,19 @@ def test_decided_normal_cdf_is_the_cdf_to_double_precision():
     # out a strided view of a larger buffer, as the band's is
     buffer = np.full((x.shape[0] + 3, x.shape[1] + 2), np.nan)
     out = buffer[3:, 2:]
-    inside, x_inside = _softrank_normal._decided_ndtr(x, out=out)
+    inside, x_inside = _normal._decided_ndtr(x, out=out)
     assert np.isnan(buffer[:3]).all() and np.isnan(buffer[:, :2]).all()
     assert_array_equal(inside, np.abs(x) < 8.5)
     assert_array_equal(x_inside, x[inside])
     assert_array_equal(out[inside], ndtr(x[inside]))
     assert_array_equal(out[~inside], (x[~inside] > 0).astype(float))
     assert np.abs(out - ndtr(x)).max() < 1e-17
-    density = _softrank_normal._decided_density(inside, x_inside, out=np.full(x.shape, np.nan))
+    density = _normal._decided_density(inside, x_inside, out=np.full(x.shape, np.nan))
     assert_allclose(density[inside], np.exp(-0.5 * x[inside] ** 2), rtol=1e-15)
     assert (density[~inside] == 0.0).all() and (density[inside] > 0.0).all()
     # out may be x itself
     y = x.copy()
-    _softrank_normal._decided_ndtr(y, out=y)
+    _normal._decided_ndtr(y, out=y)
     assert_array_equal(y, out)
 
 
@@ -328,18 +322,18 @@ def test_score_band_counts_the_undecided_followers(rng, monkeypatch):
     s = np.round(rng.normal(size=(4, W)) * 3, 1)
     sizes = np.array([37, 30, 17, 2])
     valid = np.arange(W) < sizes[:, None]
-    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", np.inf)
+    monkeypatch.setattr(_normal_moments, "BAND_MAX_FRACTION", np.inf)
     for reach in [0.0, 0.1, 0.5, 2.0, 100.0]:
-        order, t, K = _softrank_normal_moments._score_band(s, valid, reach)
+        order, t, K = _normal_moments._score_band(s, valid, reach)
         top = [np.sort(s[b, :n])[::-1] for b, n in enumerate(sizes)]
         assert K == max(int((t_[p + 1:] >= t_[p] - reach).sum())
                         for t_ in top for p in range(len(t_)))
         assert_array_equal(t[valid], np.concatenate(top))
         assert_array_equal(np.take_along_axis(s, order, axis=1)[valid], t[valid])
         assert (t[~valid] == -np.inf).all()
-    monkeypatch.setattr(_softrank_normal_moments, "BAND_MAX_FRACTION", 0.5)
+    monkeypatch.setattr(_normal_moments, "BAND_MAX_FRACTION", 0.5)
     # too wide: the half pairs
-    assert _softrank_normal_moments._score_band(s, valid, 100.0) is None
+    assert _normal_moments._score_band(s, valid, 100.0) is None
 
 
 @pytest.mark.parametrize("budget", [1, 50, 500, 3000])
@@ -352,13 +346,13 @@ def test_rank_binomial_chunks_in_a_block_of_several_queries(rng, monkeypatch, bu
     pi *= real[:, :, None] & real[:, None, :]
     pi[:, np.arange(W), np.arange(W)] = 0.0
     A = rng.normal(size=(B, W, W))
-    P, back = _softrank_binomial._rank_binomial(pi, sizes)
+    P, back = _binomial._rank_binomial(pi, sizes)
     grad = back(A)
-    monkeypatch.setattr(_softrank_binomial, "MEMORY_BUDGET", budget)
-    P_c, back_c = _softrank_binomial._rank_binomial(pi, sizes)
+    monkeypatch.setattr(_binomial, "MEMORY_BUDGET", budget)
+    P_c, back_c = _binomial._rank_binomial(pi, sizes)
     assert_allclose(P_c, P, rtol=1e-15, atol=1e-300)
     assert_allclose(back_c(A), grad, rtol=1e-13, atol=1e-300)
-    P_v, none = _softrank_binomial._rank_binomial(pi, sizes, need_grad=False)
+    P_v, none = _binomial._rank_binomial(pi, sizes, need_grad=False)
     assert none is None
     assert_allclose(P_v, P, rtol=1e-15, atol=1e-300)
     for b, n in enumerate(sizes):  # each query's distributions stop at its size
@@ -389,15 +383,15 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
     sizes = np.array(sizes)
     pi, real = _random_block(rng, sizes)
     A = rng.normal(size=pi.shape) * real[:, :, None]
-    P, back = _softrank_binomial._rank_binomial(pi, sizes)
+    P, back = _binomial._rank_binomial(pi, sizes)
     A[:, :, n_ranks:] = 0.0
     grad = back(A)
-    monkeypatch.setattr(_softrank_binomial, "_n_segments", lambda n_steps, n_ranks: segments)
-    P_r, back_r = _softrank_binomial._rank_binomial(pi, sizes, n_ranks=n_ranks)
+    monkeypatch.setattr(_binomial, "_n_segments", lambda n_steps, n_ranks: segments)
+    P_r, back_r = _binomial._rank_binomial(pi, sizes, n_ranks=n_ranks)
     assert P_r.shape == (len(sizes), sizes[0], n_ranks)
     assert_allclose(P_r, P[:, :, :n_ranks], rtol=1e-12, atol=1e-15)  # probabilities
     assert_allclose(back_r(A[:, :, :n_ranks]), grad, rtol=1e-11, atol=1e-15)
-    P_v, none = _softrank_binomial._rank_binomial(pi, sizes, n_ranks=n_ranks, need_grad=False)
+    P_v, none = _binomial._rank_binomial(pi, sizes, n_ranks=n_ranks, need_grad=False)
     assert none is None
     assert_allclose(P_v, P_r, rtol=1e-15, atol=1e-300)
 
@@ -405,14 +399,14 @@ def test_truncated_recursion_is_the_first_ranks_of_the_full_one(rng, monkeypatch
 def test_segments_of_a_truncated_recursion():
     """Up to MAX_SEGMENTS segments of at least MIN_SEGMENT_DOCS documents, a power of two,
     none for all ranks."""
-    assert _softrank_truncation._n_segments(400, 10) == _softrank_truncation.MAX_SEGMENTS == 32
+    assert _truncation._n_segments(400, 10) == _truncation.MAX_SEGMENTS == 32
     # 97 // MIN_SEGMENT_DOCS = 12, rounded down
-    assert _softrank_truncation._n_segments(97, 10) == 8
-    assert _softrank_truncation._n_segments(97, 90) == 8
-    assert _softrank_truncation._n_segments(128, 90) == 16
-    assert _softrank_truncation._n_segments(300, 90) == 32
-    assert _softrank_truncation._n_segments(97, 97) == 1
-    assert _softrank_truncation._n_segments(12, 3) == 1
+    assert _truncation._n_segments(97, 10) == 8
+    assert _truncation._n_segments(97, 90) == 8
+    assert _truncation._n_segments(128, 90) == 16
+    assert _truncation._n_segments(300, 90) == 32
+    assert _truncation._n_segments(97, 97) == 1
+    assert _truncation._n_segments(12, 3) == 1
 
 
 @pytest.mark.filterwarnings("ignore:truncation=.*below a quarter:UserWarning")  # deliberate
@@ -472,12 +466,12 @@ def test_half_pairs_hold_every_real_pair_once(rng, width):
     s = rng.normal(size=(3, width))
     sizes = np.array([width, max(width - 1, 1), max(width // 2, 1)])
     valid = np.arange(width) < sizes[:, None]
-    z, n_first = _softrank_normal_moments._half_pairs(s, valid, 2.0)
+    z, n_first = _normal_moments._half_pairs(s, valid, 2.0)
     half = width // 2
-    buffer = _softrank_normal_moments._skew_buffer(3, width, half)
+    buffer = _normal_moments._skew_buffer(3, width, half)
     X = buffer[:, half:]
     X[...] = rng.normal(size=X.shape)
-    second = _softrank_normal_moments._skew_sum(buffer, width)
+    second = _normal_moments._skew_sum(buffer, width)
     expected_second = np.zeros((3, width))
     for b in range(3):
         seen = []

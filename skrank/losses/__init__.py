@@ -7,7 +7,8 @@ the query id of each row, or their :class:`~skrank.utils.QueryLayout`), then
 optimizer needs. :data:`LOSSES` maps each loss's name to its class.
 """
 
-from ._base import ListwiseLoss, LossState, RankSamples, query_uniforms
+from ._base import ListwiseLoss, LossState, RankSamples
+from ._query_random import query_uniforms
 from ._boltzrank import BoltzRankLoss
 from ._listnet import ListNetLoss
 from ._logrank import LogRankLoss

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from ._base import ListwiseLoss, LossState, segment_log_softmax
+from ._base import ListwiseLoss, LossState
+from ._softmax import segment_log_softmax
 
 
 class ListNetLoss(ListwiseLoss):

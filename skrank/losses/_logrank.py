@@ -16,17 +16,9 @@ from ..utils._sklearn_compat import (
     StrOptions,
     validate_parameter_constraints,
 )
-from ._base import (
-    QUERY_WEIGHT,
-    ListwiseLoss,
-    LossState,
-    _mix,
-    _seed,
-    query_bits,
-    query_uniforms,
-    _samples_text,
-    sized_by,
-)
+from ._base import QUERY_WEIGHT, ListwiseLoss, LossState
+from ._query_random import _mix, _seed, query_bits, query_uniforms
+from ._sizing import _samples_text, sized_by
 from ._sampled import (
     LogitForm,
     coefficient_dtype,

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._base import query_mean
+from ._averaging import query_mean
 
 #: Float64 cells of coefficients converted at once (16 MiB); the queries are
 #: processed in chunks of at most this many ``rows x samples`` cells (a

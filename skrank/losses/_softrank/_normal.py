@@ -8,8 +8,8 @@ distributions themselves and their reverse mode (:func:`_rank_normal`: used
 with Sinkhorn scaling, by ``rank_distribution="hybrid"`` and by
 :meth:`~skrank.losses.SoftRankLoss.rank_distributions`), and the constants
 shared by the path that contracts the loss without them: the moments of the
-ranks (:mod:`._softrank_normal_moments`), then SoftNDCG from the moments,
-forward and reverse (:mod:`._softrank_normal_contraction`).
+ranks (:mod:`._normal_moments`), then SoftNDCG from the moments,
+forward and reverse (:mod:`._normal_contraction`).
 """
 
 import numpy as np

@@ -13,7 +13,7 @@ without padding: one array operation per recursion step (one step per
 document that is added), never a Python loop over documents. With only the
 first ranks kept (``truncation``) it computes those alone, and for a few
 ranks runs segments of the documents side by side
-(:mod:`._softrank_truncation`). Its gradient is taken in reverse mode
+(:mod:`._truncation`). Its gradient is taken in reverse mode
 through the recursion, with the intermediate states stored; the targets are
 processed in chunks when the states would not fit in :data:`MEMORY_BUDGET`.
 """
@@ -22,7 +22,7 @@ import itertools
 
 import numpy as np
 
-from ._softrank_truncation import _n_segments, _segmented_recursion
+from ._truncation import _n_segments, _segmented_recursion
 
 #: Float64 values the stored recursion states of one block may occupy
 #: (128 MiB); beyond it the targets of the recursion are processed in
@@ -137,7 +137,7 @@ def _rank_binomial(pi, sizes, *, targets=None, n_ranks=None, need_grad=True):
     step ``t`` of the recursion is one operation on that prefix, with no
     padding (:func:`_recursion`). When only a few ranks are kept, the
     documents are also cut into segments whose recursions run side by side
-    (:func:`._softrank_truncation._segmented_recursion`).
+    (:func:`._truncation._segmented_recursion`).
 
     Returns ``P[b, j, r]`` (0 for the targets that are not real) and
     ``backward(A) -> dG/dpi`` for ``A = dG/dP`` (None without ``need_grad``).

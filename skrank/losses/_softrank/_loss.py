@@ -7,23 +7,23 @@ NDCG under those distributions is differentiable in the scores.
 This module holds the loss, which composes the parts of SoftRank, each in
 its own module (in reading order):
 
-- :mod:`._softrank_binomial`: the exact rank distribution, the Rank-Binomial
+- :mod:`._binomial`: the exact rank distribution, the Rank-Binomial
   recursion, and its reverse mode;
-- :mod:`._softrank_truncation`: that recursion truncated to the first ranks
+- :mod:`._truncation`: that recursion truncated to the first ranks
   (SoftNDCG@R), the documents cut into segments;
-- :mod:`._softrank_normal`: the normal approximation of the rank
+- :mod:`._normal`: the normal approximation of the rank
   distributions, and the constants of its contracted path;
-- :mod:`._softrank_normal_moments`: the means and variances of the ranks,
+- :mod:`._normal_moments`: the means and variances of the ranks,
   each pair of documents once, and their reverse step to the scores;
-- :mod:`._softrank_normal_contraction`: SoftNDCG from those moments, forward
+- :mod:`._normal_contraction`: SoftNDCG from those moments, forward
   and reverse, without the rank distributions;
-- :mod:`._softrank_sinkhorn`: Sinkhorn scaling of the rank matrices.
+- :mod:`._sinkhorn`: Sinkhorn scaling of the rank matrices.
 
 Here: the contest probabilities, the choice of rank distribution (with
 ``"hybrid"`` mixing the exact and the normal ones), the training discount,
 the gains and the gradient with respect to the scores. Queries are
 processed in padded blocks of similar sizes (:func:`~skrank.utils._query_blocks.query_blocks`),
-each within :data:`._softrank_binomial.MEMORY_BUDGET`.
+each within :data:`._binomial.MEMORY_BUDGET`.
 """
 
 import warnings
@@ -31,17 +31,18 @@ import warnings
 import numpy as np
 from scipy.special import ndtr
 
-from ..utils._query_blocks import query_blocks
-from ..utils._qid import resolve_qid
-from ..utils._query_layout import QueryLayout
-from ..utils._sklearn_compat import Float, Integer, StrOptions, validate_parameter_constraints
-from ..utils._validation import check_numeric
-from ._base import ListwiseLoss, LossState, _check_finite_vector
-from ._softrank_binomial import MEMORY_BUDGET, _rank_binomial
-from ._softrank_normal import _BAND, _SQRT_2PI, _rank_normal
-from ._softrank_normal_contraction import _contraction_forward, _contraction_reverse
-from ._softrank_normal_moments import _rank_moments
-from ._softrank_sinkhorn import MAX_SINKHORN_ITERATIONS, _sinkhorn
+from ...utils._query_blocks import query_blocks
+from ...utils._qid import resolve_qid
+from ...utils._query_layout import QueryLayout
+from ...utils._sklearn_compat import Float, Integer, StrOptions, validate_parameter_constraints
+from ...utils._validation import check_numeric
+from .._base import ListwiseLoss, LossState
+from .._checks import _check_finite_vector
+from ._binomial import MEMORY_BUDGET, _rank_binomial
+from ._normal import _BAND, _SQRT_2PI, _rank_normal
+from ._normal_contraction import _contraction_forward, _contraction_reverse
+from ._normal_moments import _rank_moments
+from ._sinkhorn import MAX_SINKHORN_ITERATIONS, _sinkhorn
 
 RANK_DISTRIBUTIONS = ("binomial", "normal", "hybrid")
 

@@ -1,6 +1,6 @@
 """SoftNDCG from the moments of the ranks under the normal approximation: forward and reverse.
 
-Under SoftRank's normal approximation (:mod:`._softrank_normal`) rank ``r``
+Under SoftRank's normal approximation (:mod:`._normal`) rank ``r``
 of target ``j`` has the probability ``P_j(r) = (Phi(e_j,r+1) - Phi(e_jr)) /
 total_j`` of the bin between the standardised edges ``e_jr = (r - 1/2 -
 mean_j) / sd_j``, renormalised over the query's ranks. Contracted against
@@ -10,14 +10,14 @@ last rank kept),
     ``sum_r D(r) P_j(r) = sum_r E(r) Phi(e_jr) / total_j``,
 
 so SoftNDCG is computed from the means and variances of the ranks
-(:mod:`._softrank_normal_moments`) without the rank distributions: the
+(:mod:`._normal_moments`) without the rank distributions: the
 forward pass (:func:`_contraction_forward`) is one matrix-vector product per
 query, and the reverse pass (:func:`_contraction_reverse`), whose adjoint
 ``-w_j D(r)`` has rank one, reduces to two more per query, giving ``a =
 dL/dmean`` and ``b = dL/dvar`` of ``L = -SoftNDCG``; the moments' own
 reverse step takes them to the scores, ``dL/dpi_ij = a_j + b_j (1 - 2
 pi_ij)``. The normal CDF and density are evaluated only on the edges within
-:data:`._softrank_normal._BAND` standard deviations of each target's mean
+:data:`._normal._BAND` standard deviations of each target's mean
 rank (in a window as wide as the widest target of the block needs, of
 which only the edges within the target's own band); beyond it the CDF is 0
 or 1 to double precision, and the edges above the window add a suffix sum
@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ._softrank_normal import (
+from ._normal import (
     _BAND, _SQRT_2PI, _VARIANCE_FLOOR, _decided_density, _decided_ndtr,
 )
 

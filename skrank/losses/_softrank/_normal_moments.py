@@ -1,6 +1,6 @@
 """The moments of the ranks under SoftRank's normal approximation, each pair once.
 
-The normal approximation (:mod:`._softrank_normal`) needs of each target
+The normal approximation (:mod:`._normal`) needs of each target
 document only the mean and the variance of its rank, sums over the other
 documents of the contest probabilities ``pi_ij`` and of ``pi_ij (1 -
 pi_ij)``. As ``pi_ji = 1 - pi_ij``, the variance terms and the densities of
@@ -8,7 +8,7 @@ a pair are equal, and a pair changes the gradients of its two scores by
 opposite amounts: this module evaluates the normal CDF and density once per
 unordered pair, and returns the moments with their reverse step, from the
 adjoints ``a = dL/dmean`` and ``b = dL/dvar`` (of
-:mod:`._softrank_normal_contraction`) to the gradient of the scores.
+:mod:`._normal_contraction`) to the gradient of the scores.
 
 The pairs come in one of three layouts (:func:`_rank_moments` picks one per
 block), in reading order:
@@ -17,7 +17,7 @@ block), in reading order:
   (:func:`_half_pair_moments`);
 - a band: once training has spread the scores out, most contests are
   decided to double precision, and each document is paired only with the
-  documents that follow it in score within :data:`._softrank_normal._BAND`
+  documents that follow it in score within :data:`._normal._BAND`
   standard deviations of the contest (:func:`_banded_moments`);
 - chunks of targets, for long queries whose half-pair arrays would not fit
   (:func:`_chunked_moments`): two passes over the pairs, memory of one chunk.
@@ -26,7 +26,7 @@ block), in reading order:
 import numpy as np
 from scipy.special import ndtr
 
-from ._softrank_normal import _BAND, _SQRT_2PI, _decided_density, _decided_ndtr
+from ._normal import _BAND, _SQRT_2PI, _decided_density, _decided_ndtr
 
 #: Pairs of documents (``queries x W^2``) of a block beyond which the normal
 #: approximation evaluates the pairs by chunks of targets (a query of more
@@ -220,7 +220,7 @@ def _banded_moments(valid, scale, order, t, K):
     Each document ``p`` is paired with the ``K`` that follow it, ``y[b, p, c]
     = (t_{p+c+1} - t_p) / scale <= 0``, and ``R = Phi(y)`` is the probability
     that the lower document wins. The pairs beyond (more than
-    :data:`._softrank_normal._BAND` standard deviations apart, as the ``K``
+    :data:`._normal._BAND` standard deviations apart, as the ``K``
     cover every closer pair; inside the ``K`` too, in the rows of documents
     that need fewer) are decided to double precision: the higher
     document wins (``R = 0``, no variance, no density), so the ``p``

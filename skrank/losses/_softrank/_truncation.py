@@ -1,7 +1,7 @@
 """SoftNDCG@R's truncated Rank-Binomial recursion: the documents cut into segments.
 
 With ``truncation=R`` the loss reads only the first ``R`` ranks of every
-rank distribution. The recursion of :mod:`._softrank_binomial` reads rank
+rank distribution. The recursion of :mod:`._binomial` reads rank
 ``r`` only from ranks ``r`` and ``r - 1``, so it computes those ranks
 exactly from themselves alone (it is given ``n_ranks``). For a few ranks
 this module also cuts the documents that beat a target into segments:
@@ -51,7 +51,7 @@ def _segmented_recursion(recursion, pi, active, n_ranks, n_segments, need_grad):
     """``recursion`` with the documents cut into segments that run side by side.
 
     ``recursion(pi, active, n_ranks, need_grad)`` is the Rank-Binomial
-    recursion over flattened targets (:func:`._softrank_binomial._recursion`),
+    recursion over flattened targets (:func:`._binomial._recursion`),
     and the other arguments are its own: ``pi[t, c]`` the probability that
     the ``t``-th document added beats target ``c``, ``active[t]`` the number
     of targets (a prefix) that step ``t`` updates. Returns what it returns,
