@@ -3,6 +3,8 @@
 One concept per module, bottom to top (a module imports only those above it
 in this list, and :mod:`skrank.losses` and :mod:`skrank.utils`):
 
+* ``_types``: the protocols of the seams (a network, a loss as the fit
+  loop uses it, the problem a solver minimises, the monitor of a run);
 * ``_activations``: the units' activations and their derivatives;
 * ``_networks``: networks that score every row on its own (the linear model,
   the MLP), and the interface every network has;

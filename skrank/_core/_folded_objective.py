@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from ..utils._memory import check_memory, format_bytes
 from ._networks import LinearNetwork
 from ._solvers import check_finite
+from ._types import Loss
 
 #: Cells gathered at once while folding: the chunk's rows of ``X`` and their
 #: coefficients, ``rows x (n_features + k)`` (a single larger query is folded
@@ -164,7 +165,8 @@ class FoldedObjective:
         Budget of the folding (:func:`fold`).
     """
 
-    def __init__(self, network, loss, state, y, X, rows, alpha, *, form=None, max_cells=None):
+    def __init__(self, network: LinearNetwork, loss: Loss, state, y, X, rows, alpha, *,
+                 form=None, max_cells=None):
         if not isinstance(network, LinearNetwork):
             raise TypeError(f"FoldedObjective needs a LinearNetwork; got {network!r}.")
         self.network, self.loss, self.state, self.y = network, loss, state, y

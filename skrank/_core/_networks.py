@@ -7,7 +7,8 @@ of its own shape (``coef_`` for :class:`LinearNetwork`, ``coefs_`` and
 ``intercepts_`` for :class:`MLPNetwork`) and restores itself from them.
 
 Every network, these two and
-:class:`~skrank._core._pairwise_network.PairwiseNetwork`, has the same interface:
+:class:`~skrank._core._pairwise_network.PairwiseNetwork`, has the same interface
+(the protocol :class:`~skrank._core._types.Network`):
 ``n_params``, ``needs_query`` (whether ``forward`` must be given the query
 layout of the rows: a network that scores the documents of a query jointly),
 ``init_params``, ``forward``, ``backward``, ``penalty``, ``export``, the

@@ -35,6 +35,7 @@ from ..utils._query_layout import QueryLayout
 from ._folded_objective import FoldedObjective, fold_cost
 from ._networks import LinearNetwork
 from ._solvers import check_finite
+from ._types import Loss, Network
 
 #: Fold when the folded products cost at most this many times the unfolded
 #: ones (:func:`make_objective`; a private switch: 0 never folds, ``np.inf``
@@ -94,7 +95,8 @@ class Objective:
         Strength of the network's L2 penalty.
     """
 
-    def __init__(self, network, loss, state, y, X, rows, alpha):
+    def __init__(self, network: Network, loss: Loss, state: LossState, y: np.ndarray, X,
+                 rows: np.ndarray | None, alpha: float):
         self.network, self.loss, self.state, self.y = network, loss, state, y
         self.X, self.rows, self.alpha = X, rows, alpha
         self.n_queries = state.layout.n_queries
@@ -259,7 +261,7 @@ class Objective:
         the order in which its queries came.
         """
         layout, state = self.state.layout, self.state
-        self.loss._check_state(state)  # once for every batch cut from it
+        self.loss.check_state(state)  # once for every batch cut from it
         n_queries, offsets = self.n_queries, layout.offsets
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         positions, sizes = layout.query_positions(perm)
@@ -305,7 +307,8 @@ class Objective:
             ))
 
 
-def make_objective(network, loss, state, y, X, rows, alpha, *, full_batch=None):
+def make_objective(network: Network, loss: Loss, state: LossState, y, X, rows, alpha, *,
+                   full_batch: bool | None = None) -> "Objective | FoldedObjective":
     """The objective of a fit, with the copy of the training rows its solver calls for.
 
     Parameters are those of :class:`Objective`. A

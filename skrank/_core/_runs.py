@@ -29,6 +29,8 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from ..utils._validation import check_n_jobs
 from ._solvers import check_finite
+from ._stopping import StoppingRule
+from ._types import Problem
 
 
 #: How :class:`Restarts` combines its runs: one network scoring the mean of
@@ -63,7 +65,8 @@ class RunResult:
     converged: bool
 
 
-def run(objective, solver, stopping, params, seed, label="Run 0"):
+def run(objective: Problem, solver, stopping: StoppingRule, params: np.ndarray, seed: int,
+        label: str = "Run 0") -> "RunResult":
     """One optimisation from ``params`` (copied); a :class:`RunResult`."""
     monitor = stopping.monitor(objective, label)
     final, converged = solver.minimize(
@@ -83,7 +86,8 @@ def run(objective, solver, stopping, params, seed, label="Run 0"):
     )
 
 
-def fit_runs(objective, solver, stopping, starts, seeds, *, n_jobs=None):
+def fit_runs(objective: Problem, solver, stopping: StoppingRule, starts, seeds, *,
+             n_jobs=None) -> list[RunResult]:
     """:func:`run` from every initial vector of ``starts``, in parallel with joblib.
 
     Results do not depend on ``n_jobs``: each run has its own seed. More

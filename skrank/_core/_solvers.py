@@ -1,11 +1,12 @@
 """Solvers over a flat parameter vector, all with one interface.
 
-A solver never sees the loss or the network. It is given a *problem* (what
-:class:`skrank._core._objective.Objective` provides: ``n_queries``, ``n_params``,
+A solver never sees the loss or the network. It is given a *problem*
+(:class:`~skrank._core._types.Problem`: ``n_queries``, ``n_params``,
 ``value_and_grad(params, batch=None)`` and ``batches(batch_size,
-random_state)``) and a *monitor* (the stopping rule: ``monitor.update(params,
-loss)`` after every epoch or iteration, True to stop; ``monitor.train_improved``
-when asked for with ``needs_train_metric``), and runs::
+random_state)``) and a *monitor* (:class:`~skrank._core._types.RunMonitor`,
+the stopping rule: ``monitor.update(params, loss)`` after every epoch or
+iteration, True to stop; ``monitor.train_improved`` when asked for with
+``needs_train_metric``), and runs::
 
     params, converged = solver.minimize(problem, params, monitor, random_state)
 
@@ -25,6 +26,8 @@ import math
 
 import numpy as np
 from scipy.optimize import minimize
+
+from ._types import Problem, RunMonitor
 
 
 class DivergenceError(ValueError):
@@ -67,7 +70,8 @@ class _StochasticSolver:
         """Whether the monitor must score the training queries after each epoch."""
         return self.learning_rate_decay < 1.0
 
-    def minimize(self, problem, params, monitor, random_state):
+    def minimize(self, problem: Problem, params: np.ndarray, monitor: RunMonitor,
+                 random_state: np.random.RandomState) -> tuple[np.ndarray, bool]:
         """Minimise ``problem`` from ``params`` (updated in place); ``(params, converged)``.
 
         The step rule's state (moments, velocity) lives in this call only, so
@@ -94,7 +98,8 @@ class _StochasticSolver:
         """
         return self._start(n_params)
 
-    def pass_over(self, problem, batches, params, memory, learning_rate):
+    def pass_over(self, problem: Problem, batches, params: np.ndarray, memory,
+                  learning_rate: float) -> float:
         """One step per batch of ``batches``, in their order; the summed batch objectives.
 
         ``params`` and ``memory`` (from :meth:`start`) are updated in place.
@@ -190,7 +195,8 @@ class LBFGS:
         self.tol = tol
         self.ftol = ftol
 
-    def minimize(self, problem, params, monitor, random_state=None):
+    def minimize(self, problem: Problem, params: np.ndarray, monitor: RunMonitor,
+                 random_state=None) -> tuple[np.ndarray, bool]:
         """Minimise ``problem`` from ``params``; ``(params, converged)``."""
         stopped = False
 

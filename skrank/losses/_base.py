@@ -199,6 +199,27 @@ class ListwiseLoss:
     loss or of another configuration are refused with a ``TypeError`` or a
     ``ValueError`` naming ``state``, rather than failing inside with a
     ``KeyError``); a subclass with a logit form implements ``_logit_form``.
+
+    Examples
+    --------
+    A loss of one's own: half the squared error between the scores and the
+    labels, summed within each query. A subclass meets the protocol through
+    which the fit loop sees a loss (``skrank._core._types.Loss``).
+
+    >>> import numpy as np
+    >>> from skrank.losses import ListwiseLoss, LossState
+    >>> class SquaredError(ListwiseLoss):
+    ...     name = "squared_error"
+    ...     def _prepare(self, y_sorted, layout, random_state):
+    ...         return LossState(layout, per_row={"y": y_sorted})
+    ...     def _query_losses_and_grad(self, s_sorted, state):
+    ...         diff = s_sorted - state.per_row["y"]
+    ...         return state.layout.sum(0.5 * diff**2), diff
+    >>> loss = SquaredError()
+    >>> state = loss.prepare(np.array([1.0, 0.0, 2.0]), [7, 7, 8])
+    >>> value, grad = loss.value_and_grad(np.array([0.5, 0.0, 2.0]), state)
+    >>> float(value), grad
+    (0.0625, array([-0.25,  0.  ,  0.  ]))
     """
 
     #: Name under which the loss is registered in :data:`skrank.losses.LOSSES`.
@@ -279,7 +300,7 @@ class ListwiseLoss:
         grad : ndarray of shape (n_rows,)
             Gradient of ``loss`` with respect to ``scores``, same order.
         """
-        self._check_state(state)
+        self.check_state(state)
         if queries is not None:
             _, state = state.take(queries)
         layout = state.layout
@@ -316,7 +337,7 @@ class ListwiseLoss:
             Its gradient, in sorted order.
         """
         if check_state:
-            self._check_state(state)
+            self.check_state(state)
         per_query, grad = self._query_losses_and_grad(s_sorted, state)
         return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
                           state.layout.expand)
@@ -346,7 +367,7 @@ class ListwiseLoss:
             queries as :meth:`value_and_grad` averages it, and its
             gradient with respect to the logits.
         """
-        self._check_state(state)
+        self.check_state(state)
         return self._logit_form(state)
 
     def _logit_form(self, state):
@@ -356,7 +377,7 @@ class ListwiseLoss:
         """The values of :attr:`_state_parameters`, as ``(name, value)`` pairs."""
         return tuple((name, getattr(self, name)) for name in self._state_parameters)
 
-    def _check_state(self, state):
+    def check_state(self, state):
         """Raise unless ``state`` is what this loss's :meth:`prepare` could have returned.
 
         A ``TypeError`` for anything but a :class:`LossState`, or the state

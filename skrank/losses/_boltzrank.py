@@ -226,7 +226,7 @@ class BoltzRankLoss(ListwiseLoss):
         probabilities : ndarray of shape (n_queries, n_rankings)
             The Boltzmann probability of each query's samples (rows sum to 1).
         """
-        self._check_state(state)
+        self.check_state(state)
         s_sorted = state.layout.to_sorted(np.asarray(scores, dtype=np.float64))
         logits = sample_logits(state.per_row["ranks"], state.per_query["scale"], s_sorted,
                                state.layout)
