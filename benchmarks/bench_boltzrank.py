@@ -1,5 +1,9 @@
 """Cost of BoltzRank: the loss over rank samples, the pairwise potential, an epoch.
 
+A kernel benchmark: it times private kernels of skrank (the pairwise
+potential's network, built in ``skrank._core``) against a numpy reference,
+and therefore imports private modules, as only the kernel benchmarks do.
+
 Four measurements, every ratio taken against numpy timed in the same run:
 
 1. Loss + gradient of one query (``BoltzRankLoss``, k = 100 samples, the

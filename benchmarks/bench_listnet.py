@@ -1,5 +1,10 @@
 """Cost of one full-batch ListNet objective against two matrix-vector products.
 
+A kernel benchmark: it times private kernels of skrank (the fit loop's
+objective and linear network, in ``skrank._core``) against a numpy
+reference, and therefore imports private modules, as only the kernel
+benchmarks do.
+
 Training a linear ListNet ranker needs, per pass over the data, the scores
 ``X @ w``, the listwise loss and its gradient with respect to the scores
 (per-query softmaxes), and the weight gradient ``X.T @ g``. The two

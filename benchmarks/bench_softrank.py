@@ -1,5 +1,10 @@
 """Cost of the SoftRank loss: scaling in N, truncation, arithmetic rate, seconds per epoch.
 
+A kernel benchmark: it times private kernels of skrank (the rank
+distribution's recursion in ``skrank.losses``, the fit loop's objective,
+network and solver in ``skrank._core``) against a numpy reference, and
+therefore imports private modules, as only the kernel benchmarks do.
+
 Five measurements of :class:`skrank.losses.SoftRankLoss` (``sigma=1.0``,
 ``n_exact=10``, other parameters at their defaults):
 

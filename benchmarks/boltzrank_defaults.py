@@ -95,7 +95,8 @@ from skrank import (
 from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
 
 #: LETOR's NDCG@10 (the official evaluation script's convention): the early
-#: stopping criterion of the LETOR protocol (skrank._compare.LETOR_NDCG10).
+#: stopping criterion of the LETOR protocol, as
+#: :func:`skrank.model_selection.letor_protocol` sets it.
 LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 CUTOFFS = (1, 3, 5, 10)
 METRICS = [f"NDCG@{k}" for k in CUTOFFS] + ["MAP"]

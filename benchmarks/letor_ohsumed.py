@@ -9,18 +9,20 @@ tie) and evaluated on ``test``. Test NDCG@1, 3, 5, 10 and MAP are printed as
 mean ± std over the folds, all with ``convention="letor"`` (the official
 LETOR 3.0 evaluation script), with the mean seconds per fit. Seeds are fixed,
 so a run is reproducible. The protocol itself is
-:func:`skrank._compare.run_letor` (run by :func:`letor`, one fold per
-worker); a new ranker takes part by registering in
-:data:`skrank.rankers._registry.RANKERS` and, for a larger grid than the job's, in
-:data:`GRIDS` here.
+:func:`skrank.model_selection.letor_protocol` (run by :func:`letor`, one fold
+per worker), that of ``python -m skrank compare --data``; a new ranker takes
+part by registering for ``compare`` (the rankers of
+:func:`skrank.model_selection.registered_rankers`) and, for a larger grid than
+the command's, in :data:`GRIDS` here.
 
 LogRank (Dubey et al., ICDM 2009) takes part as its ten models: MLE and the
 three other objectives (ExpGain, L3, ConvexLoss) with each of the gains AUC,
-MAP and NDCG (:data:`LOGRANK_MODELS`, registered here as ``LogRank-MLE``,
-``LogRank-ExpGain-AUC`` .. ``LogRank-Convex-NDCG``, ``alpha`` chosen on vali from
-:data:`LOGRANK_GRID`); the table is followed by their goals
-(:data:`LOGRANK_GOALS`). The paper's own OHSUMED figures (§5) are on cleaned,
-binarised data (§5.1.1) and are not comparable with the LETOR protocol.
+MAP and NDCG (:data:`LOGRANK_MODELS`, given to the protocol as estimators
+named ``LogRank-MLE``, ``LogRank-ExpGain-AUC`` .. ``LogRank-Convex-NDCG``,
+``alpha`` chosen on vali from :data:`LOGRANK_GRID`); the table is followed by
+their goals (:data:`LOGRANK_GOALS`). The paper's own OHSUMED figures (§5) are
+on cleaned, binarised data (§5.1.1) and are not comparable with the LETOR
+protocol.
 
 ``--seeds 0 1 2 3 4`` runs the table once per seed (every ranker's
 ``random_state``; a seed other than 0 replaces the registered 0) and checks
@@ -74,14 +76,12 @@ import ast
 import sys
 import time
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
 
-import skrank.rankers._registry as _registry
 from skrank import (
     ListNetRanker,
     LogRankRanker,
@@ -89,12 +89,11 @@ from skrank import (
     cross_validate_ranker,
     load_letor_fold,
     load_rank_sample,
+    make_ranking_scorer,
     map_score,
     ndcg_score,
 )
-from skrank._compare import COLUMNS, LETOR_NDCG10, format_table, run_letor
-from skrank.rankers._gbdt import ROW_NAMES
-from skrank.rankers._registry import RankerEntry
+from skrank.model_selection import LetorProtocolResult, letor_protocol, registered_rankers
 from skrank.utils import write_atomically
 
 from _shared_data import ohsumed_root  # benchmarks/ is the script's folder
@@ -116,25 +115,22 @@ LOGRANK_GRID = {"alpha": [2.0 / (C * 63.5) for C in (1e-4, 1e-3, 1e-2, 1e-1, 1.0
                 "normalize_pairs": [False, True]}
 
 
-def _logrank_maker(objective, gain):
-    return lambda **p: LogRankRanker(random_state=0, objective=objective, metric=gain, **p)
+def logrank_model(name):
+    """LogRank's model ``name`` of :data:`LOGRANK_MODELS`, with ``random_state=0``."""
+    objective, metric = LOGRANK_MODELS[name]
+    return LogRankRanker(random_state=0, objective=objective, metric=metric)
 
 
-def register_logrank():
-    """Add the ten LogRank models to :data:`skrank.rankers._registry.RANKERS` (idempotent).
-
-    Called at import, and again in each worker of :func:`letor`: joblib's
-    workers import ``skrank.rankers._registry`` afresh, without what this
-    script added.
-    """
-    _registry.RANKERS.update({
-        name: RankerEntry(_logrank_maker(objective, gain), LOGRANK_GRID)
-        for name, (objective, gain) in LOGRANK_MODELS.items()
-    })
-
-
-register_logrank()
-RANKERS = _registry.RANKERS
+#: The rankers of the table, by name: those of ``python -m skrank compare``
+#: (:func:`skrank.model_selection.registered_rankers`), then LogRank's ten models.
+RANKERS = [*registered_rankers(), *LOGRANK_MODELS]
+#: Those run by default: the optional boosted trees only when asked for (the
+#: table of the docs is the same whether or not they are installed).
+DEFAULT_RANKERS = [*registered_rankers(optional=False), *LOGRANK_MODELS]
+#: The table's columns: NDCG@1, 2, 3, 4, 5, 10 and MAP.
+COLUMNS = list(LetorProtocolResult.columns)
+#: The protocol's vali criterion (early stopping of the studies below monitors it).
+LETOR_NDCG10 = make_ranking_scorer("ndcg", k=10, convention="letor")
 
 #: Grids of this benchmark (rankers not listed use their registered grid).
 GRIDS = {
@@ -152,8 +148,9 @@ GRIDS = {
     # BoltzRankRanker's Notes for the measurements behind them)
     "BoltzRank": {"gain_weight": [0.5, 0.9]},
     "BoltzRank2": {"gain_weight": [0.5, 0.9]},
-    # the defaults, on the grid of the ten models below
+    # the defaults, on the grid of the ten models
     "LogRank": LOGRANK_GRID,
+    **{name: LOGRANK_GRID for name in LOGRANK_MODELS},
 }
 
 #: BoltzRank's Table 2 on OHSUMED (Volkovs and Zemel 2009): NDCG@1..5, MAP.
@@ -322,61 +319,46 @@ def restarts_study(n_jobs, log, rankers=("ListNet",)):
                       + "".join(f"{v:9.4f}" for v in values))
 
 
-#: The registered makers, before :func:`reseed` wraps them.
-_MAKERS = {}
-
-
-def reseed(seed):
-    """Make every registered ranker with ``random_state=seed``.
-
-    Changes :data:`skrank.rankers._registry.RANKERS` itself (the module's attribute):
-    a worker receives this script's functions by value, with a copy of
-    :data:`RANKERS`, while the protocol looks the rankers up in the module.
-    """
-    for name, entry in list(_registry.RANKERS.items()):
-        def make(_make=_MAKERS.setdefault(name, entry.make), **params):
-            est = _make(**params)
-            return est.set_params(random_state=seed) if "random_state" in est.get_params() else est
-        _registry.RANKERS[name] = replace(entry, make=make)
-
-
-def _letor_worker(names, folds, grids, seed):
-    """One worker's share of :func:`letor`: run_letor on its folds, log lines kept."""
-    register_logrank()
-    reseed(seed)
+def _letor_worker(rankers, fold, grids, seed):
+    """One worker's share of :func:`letor`: the protocol on one fold, log lines kept."""
     messages = []
-    return run_letor(names, folds, log=messages.append, grids=grids), messages
+    result = letor_protocol(rankers, fold, grids=grids, random_state=seed,
+                            log=messages.append)
+    return result, messages
 
 
 def letor(names, folds, *, log, grids, n_jobs, seed=0):
-    """:func:`skrank._compare.run_letor`, in workers that know LogRank's ten models.
+    """:func:`skrank.model_selection.letor_protocol` on ``folds``, one fold per worker.
 
-    Same results and log as ``run_letor(names, folds, log=log, grids=grids,
-    n_jobs=n_jobs)``, whose workers would look the models up in a fresh
-    ``skrank.rankers._registry.RANKERS`` that never had them: here each worker
-    registers them and runs ``run_letor`` on one fold. ``seed`` is every
-    ranker's ``random_state``.
+    The rankers ``names`` are those of :data:`RANKERS`: LogRank's models are
+    given as estimators, the others by name; ``grids`` holds the grids of
+    :data:`GRIDS` and more (those of the rankers run are passed on).
+    ``seed`` is every ranker's ``random_state``. The same results and log as
+    one ``letor_protocol`` call on the folds, each fold run by a worker
+    (the protocol's own workers fit one fold's grid points).
     """
-    parts = Parallel(n_jobs=n_jobs)(delayed(_letor_worker)(names, [f], grids, seed)
-                                    for f in folds)
-    results = {}
+    rankers = [(name, logrank_model(name)) if name in LOGRANK_MODELS else name for name in names]
+    grids = {name: grid for name, grid in grids.items() if name in names}
+    parts = Parallel(n_jobs=n_jobs)(delayed(_letor_worker)(rankers, fold, grids, seed)
+                                    for fold in folds)
+    scores, times, chosen = {}, {}, {}
     for part, messages in parts:
         for message in messages:
             log(message)
-        for name, (table, times) in part.items():
-            rows, seconds = results.setdefault(name, ([], []))
-            rows.append(table)
-            seconds.append(times)
-    return {name: (np.concatenate(rows), np.concatenate(seconds))
-            for name, (rows, seconds) in results.items()}
+        for name, table in part.test_scores.items():
+            scores.setdefault(name, []).append(table)
+            times.setdefault(name, []).append(part.fit_times[name])
+            chosen.setdefault(name, []).extend(part.best_params[name])
+    return LetorProtocolResult(
+        data=folds[0].parent, folds=tuple(fold for part, _ in parts for fold in part.folds),
+        convention="letor", test_scores={name: np.concatenate(t) for name, t in scores.items()},
+        fit_times={name: np.concatenate(t) for name, t in times.items()}, best_params=chosen,
+    )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    # the optional boosted trees only when asked for: the table of the docs
-    # (doc/user_guide/ohsumed_table.rst) is the same whether or not they are installed
-    parser.add_argument("--rankers", nargs="+", choices=list(RANKERS),
-                        default=[name for name in RANKERS if name not in ROW_NAMES.values()])
+    parser.add_argument("--rankers", nargs="+", choices=RANKERS, default=DEFAULT_RANKERS)
     parser.add_argument("--n-jobs", type=int, default=None, help="joblib workers (folds)")
     parser.add_argument("--skip-studies", action="store_true",
                         help="only the table, not the SoftRank claim and discount sweep")
@@ -415,16 +397,16 @@ def main(argv=None):
         results = letor(args.rankers, folds, log=log, grids=grids, n_jobs=args.n_jobs, seed=seed)
         log(f"seed {seed}: {time.perf_counter() - started:.0f} s")
         if not per_seed:
-            print(format_table(results, "OHSUMED, LETOR protocol, test mean ± std over 5 folds"
-                               + (f" (seed {seed})" if len(args.seeds) > 1 else "")))
+            print(results.format_table("OHSUMED, LETOR protocol, test mean ± std over 5 folds"
+                                       + (f" (seed {seed})" if len(args.seeds) > 1 else "")))
             if args.report is not None:
                 command = "python benchmarks/letor_ohsumed.py " + " ".join(argv or sys.argv[1:])
                 report = rst_report(results, command, time.perf_counter() - started)
                 write_atomically(args.report, lambda f: f.write(report))
                 log(f"wrote {args.report}")
         per_seed.append({name: dict(zip(COLUMNS, table.mean(axis=0)))
-                         for name, (table, _) in results.items()})
-        fold_tables.append({name: table for name, (table, _) in results.items()})
+                         for name, table in results.test_scores.items()})
+        fold_tables.append(dict(results.test_scores))
     means = {name: {c: np.mean([s[name][c] for s in per_seed]) for c in COLUMNS}
              for name in per_seed[0]}
     # each fold's test figures, averaged over the seeds: (fold, column)
@@ -508,9 +490,9 @@ def rst_report(results, command, seconds):
 
     header = ["ranker"] + COLUMNS + ["fit s"]
     rows = []
-    for name, (table, times) in results.items():
+    for name, table in results.test_scores.items():
         rows.append([name] + [_cell(m, s) for m, s in zip(table.mean(axis=0), table.std(axis=0))]
-                    + [f"{np.mean(times):.2f}"])
+                    + [f"{np.mean(results.fit_times[name]):.2f}"])
         if name in PUBLISHED:
             source, values = PUBLISHED[name]
             rows.append([f"*{name}, published: {source}*"] + [_cell(values[c]) if c in values else "—"

@@ -3,8 +3,9 @@
 ``fit``, ``predict`` and ``evaluate`` work on one's own LETOR / SVMlight
 files (read with :func:`skrank.datasets.load_letor`; ``--zero-based`` for
 files whose feature indices start at 0); ``compare`` runs the grouped
-comparison of :mod:`skrank._compare`, in the metric convention of
-``--convention``; ``export`` writes a saved model as ONNX or as the
+comparison of :mod:`skrank._compare`, or on fold folders the LETOR protocol
+of :func:`skrank.model_selection.letor_protocol`, in the metric convention
+of ``--convention``; ``export`` writes a saved model as ONNX or as the
 Elasticsearch / OpenSearch plugin's linear model (:mod:`skrank.export`).
 ``python -m skrank --version`` prints the version.
 
@@ -71,21 +72,20 @@ import joblib
 import numpy as np
 
 from . import __version__
-from ._compare import (
-    DataError,
-    _letor_folds,
-    changed_params,
-    check_labels,
-    format_table,
-    out_of_memory_text,
-    ranker_call,
-    run_cv,
-    run_letor,
-)
+from ._compare import changed_params, run_cv
 from .datasets import iter_letor_chunks, load_letor, load_rank_sample
 from .datasets._letor import FeatureWidthError, _file_kind, _lines_of_rows
 from .export import to_es_linear, to_onnx
 from .metrics import CONVENTIONS, map_score, ndcg_score
+from .model_selection import letor_protocol
+from .model_selection._comparison import (
+    DataError,
+    check_labels,
+    format_table,
+    out_of_memory_text,
+    ranker_call,
+)
+from .model_selection._letor_protocol import _letor_folds
 from .rankers._registry import ABSENT, RANKERS
 from .stream import fit_stream, query_chunks
 from .stream._sources import DEFAULT_CHUNK_ROWS
@@ -451,13 +451,13 @@ def _out_of_memory(what, exc, advice):
 
     A refusal of skrank's says what to do itself, in the library's terms
     (:func:`_in_cli_terms`); ``advice`` is for numpy's, which does not
-    (:func:`~skrank._compare.out_of_memory_text`).
+    (:func:`~skrank.model_selection._comparison.out_of_memory_text`).
     """
     return CommandError(_in_cli_terms(out_of_memory_text(what, exc, advice)))
 
 
 def _check_labels(y, qid, *, convention, where):
-    """:func:`skrank._compare.check_labels`, its error as :class:`CommandError`."""
+    """The comparison's ``check_labels``, its error as :class:`CommandError`."""
     try:
         check_labels(y, qid, convention=convention, where=where)
     except DataError as exc:
@@ -896,16 +896,18 @@ def _cmd_compare(args, parser):
             folds = _letor_folds(path)  # every fold is complete, before any is run
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        conv = args.convention or "letor"
+        if not folds:
+            raise CommandError(
+                f"{path}: expected a LETOR file, a LETOR fold folder (train/vali/test files) "
+                "or a folder holding Fold1..Fold5."
+            )
         try:
             with _progress_on_stderr():
-                results = run_letor(args.rankers, folds, log=_log, n_jobs=args.n_jobs,
-                                    convention=conv, zero_based=args.zero_based)
+                result = letor_protocol(args.rankers, path, convention=args.convention or "letor",
+                                        zero_based=args.zero_based, n_jobs=args.n_jobs, log=_log)
         except DataError as exc:  # a fold's file or labels, or a ranker that fails on it
             raise CommandError(_in_cli_terms(str(exc))) from None
-        _write_stdout(format_table(results, (
-            f"LETOR protocol on {len(folds)} fold(s) of {path}, {conv!r} convention "
-            "(also choosing on vali): test mean ± std over folds")) + "\n", "table")
+        _write_stdout(result.format_table() + "\n", "table")
         return 0
     else:
         raise CommandError(f"{path}: no such file or folder")

@@ -37,9 +37,9 @@ from skrank import (
 )
 from skrank import __version__
 from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
-from skrank._compare import COLUMNS, DataError, _ranker_errors
 from skrank.datasets import iter_letor_chunks
 from skrank.model_selection import cross_validate_ranker
+from skrank.model_selection._comparison import COLUMNS, DataError, _ranker_errors
 
 N_FEATURES = 5
 

@@ -3,11 +3,9 @@
 import re
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Ridge
 
 from skrank import ListNetRanker, load_letor_fold, load_rank_sample, map_score, ndcg_score
@@ -102,8 +100,9 @@ def test_rankers_registry_is_complete():
 
 def test_letor_protocol_early_stops_on_vali(shared_data, capsys):
     """ListNet under --data monitors the fold's vali split with LETOR's NDCG@10."""
-    from skrank._compare import LETOR_NDCG10
     from sklearn.model_selection import ParameterGrid
+
+    from skrank import make_ranking_scorer
 
     fold = shared_data / "ohsumed" / "Fold1"
     assert main(["compare", "--data", str(fold), "--rankers", "ListNet"]) == 0
@@ -112,7 +111,8 @@ def test_letor_protocol_early_stops_on_vali(shared_data, capsys):
     (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = data.train, data.vali, data.test
     models = []
     for params in ParameterGrid(RANKERS["ListNet"].grid):
-        ranker = ListNetRanker(random_state=0, scoring=LETOR_NDCG10, **params)
+        ranker = ListNetRanker(random_state=0, **params,
+                               scoring=make_ranking_scorer("ndcg", k=10, convention="letor"))
         models.append(ranker.fit(X, y, qid=qid, X_val=Xv, y_val=yv, qid_val=qv))
     best = max(models, key=lambda m: m.best_validation_score_)
     assert rows["ListNet"][0][NDCG10][0] == pytest.approx(
@@ -153,55 +153,13 @@ def test_run_cv_table_is_cross_validate_rankers(n_jobs, small_ranking):
     ]
 
 
-def _fold_folder(root, name, seed):
-    from sklearn.datasets import dump_svmlight_file
-
-    from skrank import make_ranking
-
-    folder = root / name
-    folder.mkdir(parents=True)
-    for k, split in enumerate(("train", "vali", "test")):
-        X, y, qid = make_ranking(n_queries=8, n_docs=(10, 14), n_features=4, noise=1.0,
-                                 random_state=10 * seed + k)
-        dump_svmlight_file(X, y, str(folder / f"{split}.txt"), query_id=qid, zero_based=False)
-    return folder
-
-
-@pytest.mark.filterwarnings("ignore:Early stopping would monitor:UserWarning")
-def test_run_letor_with_workers_gives_the_same_table_and_lines(tmp_path):
-    """With --n-jobs the grid points run in workers; the parent logs them in grid order."""
-    from skrank._compare import run_letor
-
-    folds = [_fold_folder(tmp_path, "Fold1", 0), _fold_folder(tmp_path, "Fold2", 1)]
-    grids = {"ListNet": {"alpha": [1e-4, 1e-2], "max_iter": [5]}}
-    runs = {}
-    for n_jobs in (None, 2):
-        lines = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            results = run_letor(["Ridge", "ListNet"], folds, log=lines.append, grids=grids,
-                                n_jobs=n_jobs)
-        # the lines without their times: grid point, vali NDCG@10, choice, test NDCG@10
-        runs[n_jobs] = (results, [re.sub(r"(, fit [0-9.]+ s|; .* left \(estimate\)| in [0-9.]+ s)",
-                                         "", line) for line in lines])
-    (sequential, lines), (parallel, parallel_lines) = runs[None], runs[2]
-    for name in ("Ridge", "ListNet"):
-        np.testing.assert_array_equal(parallel[name][0], sequential[name][0])
-    assert parallel_lines == lines
-    vali = [line.split("vali NDCG@10 ")[1] for line in lines if line.startswith("[Fold1] Ridge(")]
-    assert len(set(vali)) > 1  # the grid points differ on vali: the choice is not a tie
-    assert sum(line.startswith("[Fold1] Ridge(alpha=") for line in lines) == 5
-    assert any(line.startswith("[Fold1] ListNet(alpha=0.01, max_iter=5) 2/2: vali NDCG@10 ")
-               for line in lines)
-
-
 def test_progress_estimate_extrapolates_each_rankers_steps(monkeypatch):
     """Steps to come cost their ranker's mean so far, or the mean of all steps so far."""
-    from skrank import _compare
+    from skrank.model_selection import _comparison
 
     clock = iter([0.0, 10.0, 12.0, 42.0, 50.0])
-    monkeypatch.setattr(_compare.time, "perf_counter", lambda: next(clock))
-    progress = _compare._Progress({"A": 2, "B": 2})
+    monkeypatch.setattr(_comparison.time, "perf_counter", lambda: next(clock))
+    progress = _comparison._Progress({"A": 2, "B": 2})
     assert progress.step("A") == "; about 30 s left (estimate)"  # 1 x 10 + 2 x 10
     assert progress.step("A") == "; about 12 s left (estimate)"  # 2 x mean(10, 2)
     assert progress.step("B") == "; about 30 s left (estimate)"  # 1 x 30
@@ -214,6 +172,6 @@ def test_progress_estimate_extrapolates_each_rankers_steps(monkeypatch):
 ])
 def test_duration(duration, text):
     """How a duration in seconds is written (a format, not a timing)."""
-    from skrank._compare import _duration
+    from skrank.model_selection._comparison import _duration
 
     assert _duration(duration) == text

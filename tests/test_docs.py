@@ -270,15 +270,22 @@ def _table_rows(text):
 def test_report_is_a_table_of_every_ranker_and_the_published_rows():
     import numpy as np
 
+    from skrank.model_selection import LetorProtocolResult
+
     bench = _letor_benchmark()
     rng = np.random.default_rng(0)
-    results = {name: (rng.uniform(size=(5, len(bench.COLUMNS))), rng.uniform(size=(5, 3)))
-               for name in ("Ridge", "ListNet", "BoltzRank")}
+    names = ("Ridge", "ListNet", "BoltzRank")
+    results = LetorProtocolResult(
+        data=ROOT, folds=tuple(f"Fold{k}" for k in range(1, 6)), convention="letor",
+        test_scores={name: rng.uniform(size=(5, len(bench.COLUMNS))) for name in names},
+        fit_times={name: rng.uniform(size=5) for name in names},
+        best_params={name: [{}] * 5 for name in names},
+    )
     text = bench.rst_report(results, "python benchmarks/letor_ohsumed.py", 120.0)
     rows = _table_rows(text)
     assert rows["ranker"] == ["ranker"] + bench.COLUMNS + ["fit s"]
     assert all(len(cells) == len(bench.COLUMNS) + 2 for cells in rows.values())
-    table, times = results["ListNet"]
+    table, times = results.test_scores["ListNet"], results.fit_times["ListNet"]
     mean, std = table.mean(axis=0), table.std(axis=0)
     assert rows["ListNet"][1] == f"{mean[0]:.4f} ± {std[0]:.4f}"
     assert rows["ListNet"][-1] == f"{times.mean():.2f}"
@@ -341,10 +348,10 @@ def test_ohsumed_table_is_the_benchmarks_output():
 @pytest.mark.slow
 def test_ohsumed_table_ridge_row_is_reproduced(shared_data):
     """Ridge's row of the committed table, recomputed by the script's protocol."""
-    from skrank._compare import run_letor
+    from skrank.model_selection import letor_protocol
 
     bench = _letor_benchmark()
-    folds = [shared_data / "ohsumed" / f"Fold{k}" for k in range(1, 6)]
-    results = run_letor(["Ridge"], folds, log=lambda message: None, grids=bench.GRIDS)
+    results = letor_protocol(["Ridge"], shared_data / "ohsumed",
+                             grids={"Ridge": bench.GRIDS["Ridge"]})
     expected = _table_rows(bench.rst_report(results, "", 0.0))["Ridge"]
     assert _table_rows(TABLE.read_text())["Ridge"][:-1] == expected[:-1]  # not the fit time

@@ -197,7 +197,7 @@ def _table_rows(out):
 
 
 def test_registry_lists_the_baselines_after_the_skrank_rankers():
-    names = list(RANKERS)  # (benchmarks/letor_ohsumed.py registers more after them)
+    names = list(RANKERS)
     first = names.index("LGBMRanker")
     assert names[first:first + 2] == ["LGBMRanker", "XGBRanker"]
     assert {"Ridge", "ListNet", "SoftRank", "BoltzRank", "LogRank"} <= set(names[:first])

@@ -380,10 +380,19 @@ class ListwiseLoss:
     def check_state(self, state):
         """Raise unless ``state`` is what this loss's :meth:`prepare` could have returned.
 
-        A ``TypeError`` for anything but a :class:`LossState`, or the state
-        of another loss class (or one no ``prepare`` built); a
-        ``ValueError`` for the state of a loss of this class prepared with
-        other values of the parameters it depends on.
+        Parameters
+        ----------
+        state : object
+            What is to be used as this loss's state.
+
+        Raises
+        ------
+        TypeError
+            For anything but a :class:`LossState`, or the state of another
+            loss class (or one no ``prepare`` built).
+        ValueError
+            For the state of a loss of this class prepared with other values
+            of the parameters it depends on.
         """
         owner = type(self).__name__
         expected = (f"state must be the LossState returned by this loss's prepare "

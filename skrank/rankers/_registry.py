@@ -1,9 +1,11 @@
 """The ranker registry: how ``python -m skrank`` builds each ranker it knows.
 
 Every ranker of the package registers itself in :data:`RANKERS` with a
-factory and a small hyperparameter grid (used by the LETOR protocol of
-:mod:`skrank._compare`); a pointwise Ridge regression is the baseline.
-``python -m skrank fit`` builds its rankers from the same registry.
+factory and a small hyperparameter grid (used by the LETOR protocol,
+:func:`skrank.model_selection.letor_protocol`, which lists them publicly as
+:func:`skrank.model_selection.registered_rankers`); a pointwise Ridge
+regression is the baseline. ``python -m skrank fit`` builds its rankers from
+the same registry.
 
 Gradient-boosted trees of LightGBM and XGBoost are optional baselines
 (:mod:`skrank.rankers._gbdt`): registered when the package is installed

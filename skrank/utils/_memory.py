@@ -23,7 +23,7 @@ class NotEnoughMemoryError(MemoryError):
     valid, and the same call succeeds on a machine with more memory (a size
     that no array can hold on any machine is a ValueError). It is what
     numpy raises when an allocation fails, so the command line's handlers of
-    a ``MemoryError`` (:func:`skrank._compare.out_of_memory_text`) and a
+    a ``MemoryError`` (:func:`skrank.model_selection._comparison.out_of_memory_text`) and a
     user's ``except MemoryError`` treat both alike; the subclass lets a
     reader that falls back to another parser on numpy's ``MemoryError``
     tell a refusal that the fallback would meet again.
