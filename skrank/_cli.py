@@ -901,12 +901,15 @@ def _cmd_compare(args, parser):
                 f"{path}: expected a LETOR file, a LETOR fold folder (train/vali/test files) "
                 "or a folder holding Fold1..Fold5."
             )
+        rankers = list(dict.fromkeys(args.rankers))  # a name given twice runs once, as in CV
         try:
             with _progress_on_stderr():
-                result = letor_protocol(args.rankers, path, convention=args.convention or "letor",
+                result = letor_protocol(rankers, path, convention=args.convention or "letor",
                                         zero_based=args.zero_based, n_jobs=args.n_jobs, log=_log)
         except DataError as exc:  # a fold's file or labels, or a ranker that fails on it
             raise CommandError(_in_cli_terms(str(exc))) from None
+        except ValueError as exc:  # an argument the protocol refuses
+            raise CommandError(str(exc)) from None
         _write_stdout(result.format_table() + "\n", "table")
         return 0
     else:

@@ -1,5 +1,6 @@
 """The LETOR protocol's Python entry, ``skrank.model_selection.letor_protocol``."""
 
+import functools
 import re
 import warnings
 
@@ -91,6 +92,45 @@ def test_an_estimator_with_a_grid_is_a_registered_ranker(letor_data):
     alone = letor_protocol([("MyRidge", Ridge(alpha=100.0))], letor_data)
     assert alone.best_params["MyRidge"] == [{}, {}]
     assert list(by_name.test_scores) == ["Ridge"]
+
+
+def test_another_estimators_own_parameters_and_fit_are_left_alone(letor_data):
+    """A scikit-learn estimator whose ``scoring`` and ``X_val`` mean something else: its
+    ``scoring`` is not the protocol's, and its ``fit`` gets no ``qid_val``."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.linear_model import RidgeCV
+
+    result = letor_protocol([("cv", RidgeCV(alphas=[0.1, 10.0])),
+                             ("hgb", HistGradientBoostingRegressor(max_iter=5, random_state=0))],
+                            letor_data)
+    assert result.test_scores["cv"].shape == result.test_scores["hgb"].shape == (2, 7)
+    assert np.isfinite(result.test_scores["hgb"]).all()
+    # a skrank ranker's scoring is the protocol's criterion, whatever was given
+    seen = []
+    original = ListNetRanker.fit
+
+    @functools.wraps(original)  # the signature the protocol reads
+    def fit(self, X, y, **kwargs):
+        seen.append((self.scoring, sorted(kwargs)))
+        return original(self, X, y, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        patch.setattr(ListNetRanker, "fit", fit)
+        letor_protocol([("mine", ListNetRanker(scoring="map", max_iter=3))], letor_data)
+    assert seen and all(kwargs == ["X_val", "qid", "qid_val", "y_val"] for _, kwargs in seen)
+    assert all(scoring != "map" for scoring, _ in seen)
+
+
+def test_compare_runs_a_name_given_twice_once(letor_data, capsys):
+    """The command line runs each named ranker once (as its cross-validation does)."""
+    assert main(["compare", "--data", str(letor_data), "--rankers", "Ridge", "Ridge"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3  # title, header, one Ridge row
+
+
+def test_results_compare_by_identity(letor_data):
+    result = letor_protocol(["Ridge"], letor_data)
+    assert result == result and result != letor_protocol(["Ridge"], letor_data)
 
 
 @pytest.mark.filterwarnings("ignore:Early stopping would monitor:UserWarning")

@@ -25,6 +25,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from ..datasets import load_letor_fold
 from ..datasets._letor import _FOLD_NAMES, _SPLITS, _file_kind, _find_split_file
 from ..metrics import CONVENTIONS, make_ranking_scorer, ndcg_score
+from ..rankers._base import BaseRanker
 from ..rankers._gbdt import ROW_NAMES
 from ..rankers._registry import RANKERS, RankerEntry
 from ..utils._routing import fit_qid_params, predict_scores
@@ -99,7 +100,7 @@ def registered_rankers(*, optional=True):
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LetorProtocolResult:
     """Each ranker's test metrics on each fold of the LETOR protocol.
 
@@ -108,9 +109,8 @@ class LetorProtocolResult:
 
     Parameters
     ----------
-    data : path-like
-        The data set folder the protocol ran on, as it was given
-        (:func:`letor_protocol` stores it as a ``pathlib.Path``).
+    data : pathlib.Path
+        The data set folder the protocol ran on.
     folds : tuple of str
         The folds run, in order (``"Fold1"`` .. ``"Fold5"``).
     convention : str
@@ -228,8 +228,11 @@ def letor_protocol(rankers, data, *, grids=None, convention="letor", random_stat
         ``fit`` and ``predict``; it is cloned for each grid point, and its
         grid is ``grids[name]``, or the estimator alone without one. ``fit``
         is given ``qid`` when it takes it, and ``X_val``, ``y_val`` and
-        ``qid_val`` (the fold's vali split) when it takes them and the
-        estimator's ``early_stopping`` is on.
+        ``qid_val`` (the fold's vali split) when it takes all three and the
+        estimator's ``early_stopping`` is True. A skrank ranker's
+        ``scoring`` (what its early stopping monitors) is set to the
+        protocol's vali NDCG@10, whichever way it was given; another
+        estimator's parameters are left as they are.
 
     data : str or os.PathLike
         A LETOR data set folder holding ``Fold1`` .. ``Fold5`` (the folds
@@ -539,8 +542,9 @@ def _make(entry, params, criterion, random_state):
     est = entry.make(**params)
     if random_state is not None and "random_state" in est.get_params():
         est.set_params(random_state=random_state)
-    if "scoring" in est.get_params():
-        # early stopping watches the criterion the grid is chosen by
+    if isinstance(est, BaseRanker) and "scoring" in est.get_params():
+        # a skrank ranker's early stopping watches the criterion the grid is
+        # chosen by (another estimator's scoring means something else)
         est.set_params(scoring=criterion)
     return est
 
@@ -549,8 +553,11 @@ def _fit(est, train, vali):
     """Fit on the train split (with qid, and vali for early stopping, when accepted)."""
     X, y, qid = train
     kwargs = fit_qid_params(est, qid)
-    if "X_val" in inspect.signature(est.fit).parameters and est.get_params().get(
-            "early_stopping", False):
+    takes = inspect.signature(est.fit).parameters
+    # skrank's way of early stopping on a validation set of queries (another
+    # estimator's X_val, without qid_val, is not)
+    if ({"X_val", "y_val", "qid_val"} <= set(takes)
+            and est.get_params().get("early_stopping") is True):
         kwargs.update(X_val=vali[0], y_val=vali[1], qid_val=vali[2])
     start = time.perf_counter()
     est.fit(X, y, **kwargs)
