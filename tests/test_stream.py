@@ -223,6 +223,14 @@ def test_early_stopping_keeps_the_best_epoch(train, validation):
     assert ranker.score(X_val, y_val, qid=qid_val) == pytest.approx(scores[best], abs=1e-12)
 
 
+def test_a_forgotten_qid_val_warns_naming_fit_stream(train, validation):
+    X_val, y_val, _ = validation
+    assert len(y_val) > 100
+    with pytest.warns(UserWarning, match=rf"^fit_stream got qid_val=None, so all {len(y_val)} "
+                                         r"rows are treated as ONE query"):
+        _quiet(fit_stream, _ranker(ListNetRanker, max_iter=1), train, X_val=X_val, y_val=y_val)
+
+
 def test_verbose_prints_each_epoch(train, validation, capsys):
     X, y, qid = train
     X_val, y_val, qid_val = validation

@@ -98,7 +98,9 @@ class BaseRanker(BaseEstimator):
 
     Subclasses implement ``fit`` (calling ``_fit`` with their solver,
     restarts and early-stopping split), ``_make_network(n_features)``,
-    ``_make_loss()`` and ``_make_stopping()``; they may override
+    ``_check_network_fits`` and ``_check_warm_network`` (all three from
+    :class:`NetworkMixin`), ``_make_loss()`` and ``_make_stopping()``; they
+    may override
     ``_penalty_strength(n_queries)`` (here ``alpha``) and
     ``_step_size_advice()`` (here none).
     """
@@ -411,8 +413,12 @@ class BaseRanker(BaseEstimator):
         """``(advice, extreme)`` on the solver's step size of a diverged fit; None without one."""
         return None, False
 
-    def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val):
-        """``(X_val, y_val, layout)`` of a given validation set, or None."""
+    def _check_validation_set(self, validation_fraction, X_val, y_val, qid_val, *, caller=None):
+        """``(X_val, y_val, layout)`` of a given validation set, or None.
+
+        ``caller`` names what was given the set in the warning of a
+        forgotten ``qid_val`` (the ranker's ``fit`` when None).
+        """
         if not validation_given(validation_fraction, X_val, y_val, qid_val):
             return None
         check_numeric(y_val, "y_val")
@@ -439,8 +445,8 @@ class BaseRanker(BaseEstimator):
                 f"y_val must have one label per row of X_val ({X_val.shape[0]}); got "
                 f"{y_val.shape[0]}."
             )
-        layout = QueryLayout(resolve_qid(qid_val, X_val.shape[0], name="qid_val",
-                                         caller=f"{type(self).__name__}.fit"))
+        caller = f"{type(self).__name__}.fit" if caller is None else caller
+        layout = QueryLayout(resolve_qid(qid_val, X_val.shape[0], name="qid_val", caller=caller))
         return X_val, y_val, layout
 
     # ------------------------------------------------------------------

@@ -39,7 +39,7 @@ def _monitor(ranker, rule, given):
     validation = None
     if given is not None:
         fraction = ranker.validation_fraction if ranker.early_stopping else None
-        validation = ranker._check_validation_set(fraction, *given)
+        validation = ranker._check_validation_set(fraction, *given, caller="fit_stream")
         if not _has_signal(rule.scorer, validation[1], validation[2], "y_val"):
             warn_no_signal(rule.scorer, "X_val")
             validation = None
@@ -175,7 +175,8 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
         on it, the fit stops after ``n_iter_no_change`` epochs without an
         improvement of more than ``tol``, and the weights of the best epoch
         are kept. Without it the mean training loss of an epoch decides,
-        and the last weights are kept.
+        and the last weights are kept. ``qid_val=None`` makes ``X_val`` one
+        query (with more than 100 rows it warns, as a forgotten ``qid``).
     shuffle : bool, default=True
         Shuffle the order of the queries in every epoch within a buffer of
         ``buffer_chunks`` chunks, drawn from the ranker's ``random_state``.
