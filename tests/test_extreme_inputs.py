@@ -53,7 +53,8 @@ def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, score
     name = type(loss).__name__
     for call in (lambda: loss.value_and_grad(scores, state),
                  lambda: loss.sorted_value_and_grad(scores, state),
-                 lambda: loss.logit_form(state)):
+                 lambda: loss.logit_form(state),
+                 lambda: loss.check_state(state)):
         with pytest.raises(TypeError, match=STATE_MESSAGE.format(name) + r".*" + got):
             call()
 

@@ -359,3 +359,21 @@ def test_query_uniforms_are_uniform_and_independent():
 def test_query_uniforms_rejects_bad_n_draws(n_draws):
     with pytest.raises(ValueError, match=f"n_draws must be a positive integer; got {n_draws!r}"):
         query_uniforms(QueryLayout(np.array([0, 0, 1])), 0, n_draws)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@pytest.mark.parametrize("bad, got", [
+    (lambda s: s.tolist(), ".*of type list"),
+    (lambda s: s[:-1], r"an array of float64 and shape \(9,\)"),
+    (lambda s: s.astype(np.float32), r"an array of float32 and shape \(10,\)"),
+], ids=["list", "short", "float32"])
+def test_sorted_value_and_grad_refuses_scores_of_another_form(name, bad, got):
+    """The unchecked entry still checks the form of its scores (O(1)), not their values."""
+    y = np.array([0, 1, 2, 0, 1, 0, 2, 1, 0, 1], dtype=float)
+    loss = LOSSES[name]()
+    state = loss.prepare(y, np.repeat([0, 1], 5), random_state=0)
+    s = np.linspace(-1.0, 1.0, 10)
+    loss.sorted_value_and_grad(s, state)  # the right form is accepted
+    with pytest.raises(ValueError, match=r"^s_sorted must be a float64 array of shape \(10,\).*"
+                                         rf"got {got}"):
+        loss.sorted_value_and_grad(bad(s), state)

@@ -335,9 +335,26 @@ class ListwiseLoss:
             Mean loss over the queries of ``state``.
         grad : ndarray of shape (n_rows,)
             Its gradient, in sorted order.
+
+        Raises
+        ------
+        ValueError
+            If ``s_sorted`` is not a float64 array of one score per row of
+            ``state`` (a check of its type and shape only: its values are
+            taken as they are).
         """
         if check_state:
             self.check_state(state)
+        n = state.layout.n_samples
+        if not (isinstance(s_sorted, np.ndarray) and s_sorted.dtype == np.float64
+                and s_sorted.shape == (n,)):
+            got = (f"an array of {s_sorted.dtype} and shape {s_sorted.shape}"
+                   if isinstance(s_sorted, np.ndarray) else _describe(s_sorted))
+            raise ValueError(
+                f"s_sorted must be a float64 array of shape ({n},), one score per row of "
+                f"the state in its sorted order; got {got}. value_and_grad takes scores of "
+                "any form, in row order."
+            )
         per_query, grad = self._query_losses_and_grad(s_sorted, state)
         return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
                           state.layout.expand)
