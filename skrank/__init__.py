@@ -6,7 +6,8 @@ metrics
     Per-query ranking metrics (NDCG@k, MAP, ...) with explicit conventions,
     and scorers that work as ``scoring=`` in scikit-learn.
 model_selection
-    Cross-validation and grid search that keep queries whole.
+    Cross-validation and grid search that keep queries whole, and the LETOR
+    protocol on fold folders (:func:`~skrank.model_selection.letor_protocol`).
 datasets
     LETOR/SVMlight loaders, the bundled LightGBM ranking sample, synthetic
     ranking data.

@@ -90,8 +90,9 @@ def run_cv(names, X, y, qid, *, cv, n_jobs, log, where="the data", convention="s
     A ranker whose registry entry cannot run on ``y`` (the optional boosted
     trees: labels other than small integers) is left out, with a line in
     ``log``. A ranker that fails on the data (``where`` names them) raises
-    :class:`~skrank.model_selection._comparison.DataError` naming it, also when its folds ran in joblib workers
-    (which re-raise the original error).
+    :class:`~skrank.model_selection._comparison.DataError` naming it, also
+    when its folds ran in joblib workers (which re-raise the original
+    error).
     """
     scoring = cv_scoring(convention)
     splits = query_splits(cv, X, y, check_layout(X, qid, "compare"))

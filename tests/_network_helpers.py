@@ -1,4 +1,5 @@
-"""Shared helpers of test_activations, test_mlp, test_pairwise and test_build.
+"""Shared helpers of test_activations, test_networks, test_pairwise_network and
+test_network_factory.
 
 Not a test module: pytest puts ``tests/`` on the import path, so the tests
 import it as ``_network_helpers``.

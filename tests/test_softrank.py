@@ -39,7 +39,7 @@ OPTIONS = [
 ]
 
 
-def _value_and_grad(loss, y, s, qid):
+def _mean_loss_and_grad(loss, y, s, qid):
     state = loss.prepare(y, QueryLayout(qid))
     return loss.value_and_grad(s, state)
 
@@ -122,8 +122,8 @@ def test_normal_approximation_close_to_exact_for_200_documents(rng):
     assert np.abs(exact - approx).max() < 0.05
     assert 0.5 * np.abs(exact - approx).sum(axis=1).max() < 0.1
     qid = np.zeros(200)
-    value = _value_and_grad(SoftRankLoss(1.0, **EXACT), y, s, qid)[0]
-    value_normal = _value_and_grad(SoftRankLoss(1.0, rank_distribution="normal"), y, s, qid)[0]
+    value = _mean_loss_and_grad(SoftRankLoss(1.0, **EXACT), y, s, qid)[0]
+    value_normal = _mean_loss_and_grad(SoftRankLoss(1.0, rank_distribution="normal"), y, s, qid)[0]
     assert abs(value - value_normal) < 1e-3
 
 
@@ -150,11 +150,11 @@ def test_small_sigma_gives_deterministic_ranks_and_ndcg(rng, rank_distribution):
     assert_allclose(P, np.eye(n)[ranks], atol=1e-12)
     y, _, qid = _queries(rng, [n, 9, 5])
     s = rng.permutation(y.size) * 0.1
-    value = _value_and_grad(loss, y, s, qid)[0]
+    value = _mean_loss_and_grad(loss, y, s, qid)[0]
     assert_allclose(1.0 - value, ndcg_score(y, s, qid=qid), rtol=1e-12)
     for k in (1, 3):  # SoftNDCG@R tends to NDCG@R
         truncated = SoftRankLoss(1e-6, rank_distribution=rank_distribution, truncation=k)
-        value = _value_and_grad(truncated, y, s, qid)[0]
+        value = _mean_loss_and_grad(truncated, y, s, qid)[0]
         assert_allclose(1.0 - value, ndcg_score(y, s, qid=qid, k=k), rtol=1e-12)
 
 
@@ -164,7 +164,7 @@ def test_softndcg_known_value_two_documents():
     """Two documents, labels 1 and 0: G = P(first ranked top) = pi_12 (the exact model)."""
     s = np.array([0.3, -0.2])
     sigma = 0.7
-    value, grad = _value_and_grad(SoftRankLoss(sigma, **EXACT), np.array([1.0, 0.0]), s, [5, 5])
+    value, grad = _mean_loss_and_grad(SoftRankLoss(sigma, **EXACT), np.array([1.0, 0.0]), s, [5, 5])
     pi = norm.cdf(0.5 / (np.sqrt(2) * sigma))
     # G = pi * D(0) + (1 - pi) * D(1), D(0) = 1, D(1) = 1 / log2(3)
     g = pi + (1 - pi) / np.log2(3)
@@ -194,8 +194,8 @@ def test_queries_without_relevant_documents_contribute_nothing(rng):
     y = np.array([0.0, 0.0, 0.0, 2.0, 1.0])
     s = rng.normal(size=5)
     qid = np.array([1, 1, 1, 2, 2])
-    value, grad = _value_and_grad(SoftRankLoss(), y, s, qid)
-    alone = _value_and_grad(SoftRankLoss(), y[3:], s[3:], qid[3:])[0]
+    value, grad = _mean_loss_and_grad(SoftRankLoss(), y, s, qid)
+    alone = _mean_loss_and_grad(SoftRankLoss(), y[3:], s[3:], qid[3:])[0]
     assert_allclose(value, alone / 2, rtol=1e-14)  # mean over both queries
     assert (grad[:3] == 0).all()
 
@@ -227,10 +227,10 @@ def test_targets_in_chunks_equal_one_pass(rng, monkeypatch, options):
     """A memory budget too small for a query's states processes its targets in chunks."""
     y, s, qid = _queries(rng, [40, 23, 7])
     loss = SoftRankLoss(**options)
-    value, grad = _value_and_grad(loss, y, s, qid)
+    value, grad = _mean_loss_and_grad(loss, y, s, qid)
     monkeypatch.setattr(_loss, "MEMORY_BUDGET", 2000)  # the blocks of queries
     monkeypatch.setattr(_binomial, "MEMORY_BUDGET", 2000)  # the chunks of targets
-    value_c, grad_c = _value_and_grad(loss, y, s, qid)
+    value_c, grad_c = _mean_loss_and_grad(loss, y, s, qid)
     assert_allclose(value_c, value, rtol=1e-14)
     assert_allclose(grad_c, grad, rtol=1e-12, atol=1e-17)
 
@@ -243,10 +243,10 @@ def test_normal_path_by_chunks_of_targets_equals_the_half_pairs(rng, monkeypatch
     y, s, qid = _queries(rng, [40, 23, 7, 1])
     s[:3] += 1e200  # differences beyond the largest float
     loss = SoftRankLoss(rank_distribution="normal", **options)
-    value, grad = _value_and_grad(loss, y, s, qid)
+    value, grad = _mean_loss_and_grad(loss, y, s, qid)
     monkeypatch.setattr(_normal_moments, "NORMAL_PAIR_CELLS", 0)
     monkeypatch.setattr(_normal_moments, "NORMAL_CHUNK_CELLS", chunk_cells)
-    value_c, grad_c = _value_and_grad(loss, y, s, qid)
+    value_c, grad_c = _mean_loss_and_grad(loss, y, s, qid)
     assert np.isfinite(value_c) and np.isfinite(grad_c).all()
     assert_allclose(value_c, value, rtol=1e-12)
     assert_allclose(grad_c, grad, rtol=1e-9, atol=1e-14)
@@ -272,13 +272,13 @@ def test_normal_path_on_a_band_of_sorted_pairs_equals_the_half_pairs(rng, monkey
     monkeypatch.setattr(_normal_moments, "_banded_moments",
                         lambda *args: calls.append(args[-1]) or banded(*args))
     monkeypatch.setattr(_normal_moments, "BAND_MAX_FRACTION", np.inf)
-    value_b, grad_b = _value_and_grad(loss, y, s, qid)
+    value_b, grad_b = _mean_loss_and_grad(loss, y, s, qid)
     assert calls and (spread < 1 or min(calls) < 40 // 2)  # a band narrower than a half
     if spread == 1e4:
         assert max(calls) <= 2  # documents far apart: almost no pair is undecided
     monkeypatch.setattr(_normal_moments, "BAND_MAX_FRACTION", -1.0)
     n_calls = len(calls)
-    value, grad = _value_and_grad(loss, y, s, qid)
+    value, grad = _mean_loss_and_grad(loss, y, s, qid)
     assert len(calls) == n_calls  # the half pairs
     assert np.isfinite(value_b) and np.isfinite(grad_b).all()
     assert_allclose(value_b, value, rtol=1e-13)
@@ -418,9 +418,9 @@ def test_truncated_softndcg_equals_full_computation_with_zeroed_discount(
     y, s, qid = _queries(rng, [120, 60, 49, 7, 1, 2])
     loss = SoftRankLoss(rank_distribution=rank_distribution, n_exact=3, truncation=truncation,
                         discount_shape=0.3)
-    value, grad = _value_and_grad(loss, y, s, qid)
+    value, grad = _mean_loss_and_grad(loss, y, s, qid)
     monkeypatch.setattr(SoftRankLoss, "_n_ranks", lambda self, width: width)
-    full_value, full_grad = _value_and_grad(loss, y, s, qid)
+    full_value, full_grad = _mean_loss_and_grad(loss, y, s, qid)
     assert_allclose(value, full_value, rtol=1e-12)
     assert_allclose(grad, full_grad, rtol=1e-10, atol=1e-14)
     assert np.abs(grad).max() > 1e-4
@@ -440,11 +440,11 @@ def test_normal_contraction_equals_its_rank_distributions(rng, monkeypatch, trun
     s *= spread
     loss = SoftRankLoss(sigma, rank_distribution="normal", truncation=truncation,
                         discount_shape=0.3)
-    value, grad = _value_and_grad(loss, y, s, qid)
+    value, grad = _mean_loss_and_grad(loss, y, s, qid)
     monkeypatch.setattr(SoftRankLoss, "_block_normal",
                         lambda self, s, w, D, valid, sizes:
                         self._block_general(s, w, D, valid, D.shape[1]))
-    ref_value, ref_grad = _value_and_grad(loss, y, s, qid)
+    ref_value, ref_grad = _mean_loss_and_grad(loss, y, s, qid)
     assert np.all(np.isfinite(grad))
     assert_allclose(value, ref_value, rtol=1e-12, atol=1e-15)
     if spread == 1e4 and truncation == 4:
@@ -537,9 +537,9 @@ def test_extreme_scores_and_labels_stay_finite_without_warnings(rng, options, sc
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for labels in (y, y * 1e4, np.zeros_like(y)):
-            value, grad = _value_and_grad(loss, labels, np.sign(s) * scale, qid)
+            value, grad = _mean_loss_and_grad(loss, labels, np.sign(s) * scale, qid)
             assert np.isfinite(value) and np.isfinite(grad).all()
-        value, grad = _value_and_grad(SoftRankLoss(1e-300, **options), y, s, qid)
+        value, grad = _mean_loss_and_grad(SoftRankLoss(1e-300, **options), y, s, qid)
         assert np.isfinite(value) and np.isfinite(grad).all()
 
 

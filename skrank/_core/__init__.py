@@ -16,7 +16,7 @@ in this list, and :mod:`skrank.losses` and :mod:`skrank.utils`):
 * ``_folded_objective``: a linear model's objective on a loss of sample
   logits, folded once per fit;
 * ``_objective``: the objective a solver minimises (mean loss per query plus
-  the L2 penalty), its mini-batches, and :func:`make_objective`;
+  the L2 penalty), its mini-batches, and :func:`~skrank._core._objective.make_objective`;
 * ``_stopping``: when a run stops and which parameters it keeps;
 * ``_runs``: runs from several initialisations, in parallel, and how they
   are combined (the entry point of a fit).

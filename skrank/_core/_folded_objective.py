@@ -233,7 +233,7 @@ class FoldedObjective:
     def batches(self, batch_size, random_state):
         """One epoch: batches of ``batch_size`` queries in a random order.
 
-        The same single draw as :meth:`Objective.batches` (a permutation of
+        The same single draw as :meth:`~skrank._core._objective.Objective.batches` (a permutation of
         the queries), so both give the same batches. Each batch's rows of
         ``phi`` are gathered into one buffer reused by every batch of the
         epoch (a batch is consumed before the next one is drawn).

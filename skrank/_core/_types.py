@@ -10,7 +10,8 @@ written here:
   gradient (every :class:`~skrank.losses.ListwiseLoss`, whose docstring is
   the protocol for writing a loss of one's own);
 * a :class:`Problem` is what a solver minimises over a flat parameter
-  vector, on all training queries or on mini-batches of them
+  vector, on all training queries or on mini-batches of them (the monitor
+  and the combining of restarts also read its network, state and labels)
   (:class:`~skrank._core._objective.Objective`,
   :class:`~skrank._core._folded_objective.FoldedObjective`);
 * a :class:`RunMonitor` tells a solver when to stop
@@ -88,6 +89,13 @@ class Problem(Protocol):
     n_queries: int
     #: Length of the parameter vector.
     n_params: int
+    #: The network the parameters are of (the monitor scores the validation
+    #: queries with it; restarts are combined by it).
+    network: Network
+    #: The loss state of the training rows (its layout groups them).
+    state: Any
+    #: The labels of the training rows, grouped as ``state.layout``.
+    y: np.ndarray
 
     def value_and_grad(self, params: np.ndarray, batch: Any = None) -> tuple[float, np.ndarray]:
         """The objective on ``batch`` (None: all training queries) and its gradient."""

@@ -20,7 +20,7 @@ def query_mean(per_query, grad, weight=None, expand=None):
         queries equally.
     expand : callable, default=None
         Maps ``weight`` to an array that broadcasts against ``grad`` (e.g.
-        :meth:`QueryLayout.expand` for a gradient over rows); needed with
+        :meth:`~skrank.utils.QueryLayout.expand` for a gradient over rows); needed with
         ``weight``.
 
     Returns

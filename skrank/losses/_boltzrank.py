@@ -404,9 +404,10 @@ def _check_finite_gains(gains, informative, layout, metric):
     """Refuse a metric that gave NaN or infinite gains to samples of a query that counts.
 
     A NaN gain would make the loss and its gradient NaN without a word, and
-    a ranker's fit would then blame its step size. Any finite gain is fine; the gains of a query whose labels are all equal are never
-    used (it contributes 0), so they may be anything (``no_relevant="skip"``
-    makes them NaN).
+    a ranker's fit would then blame its step size. Any finite gain is fine;
+    the gains of a query whose labels are all equal are never used (it
+    contributes 0), so they may be anything (``no_relevant="skip"`` makes
+    them NaN).
     """
     bad = ~np.isfinite(gains)
     bad &= informative[:, None]

@@ -62,8 +62,9 @@ SIGMA_RANGE = (float(np.finfo(np.float64).tiny),
 TRUNCATION_MIN_FRACTION = 0.25
 
 #: A query of more documents than this warns with the exact
-#: ``rank_distribution="binomial"``, whose cost grows as N^3 (about 2 s per
-#: epoch for one such query on one core; 19 s at N = 1000).
+#: ``rank_distribution="binomial"``, whose cost grows as N^3: an epoch of a
+#: few such queries takes seconds (the user guide's SoftRank section has the
+#: timings).
 EXACT_MAX_DOCS = 500
 
 
