@@ -22,7 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 from skrank import ListNetRanker, make_ranking
 from skrank._cli import main
 from skrank._compare import run_cv
-from skrank.rankers import _base
+from skrank.rankers import _holdout
 from skrank.rankers._gbdt import ROW_NAMES, GBDTRanker
 from skrank.rankers._registry import RANKERS
 from skrank.utils import QueryLayout
@@ -144,10 +144,10 @@ def test_held_out_queries_are_those_a_skrank_ranker_holds_out(library, monkeypat
         held_out.append(layout.unique_qid[val])
         return train, val
 
-    split_queries = _base._split_queries
+    split_queries = _holdout._split_queries
     with monkeypatch.context() as patch, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        patch.setattr(_base, "_split_queries", split)
+        patch.setattr(_holdout, "_split_queries", split)
         ListNetRanker(random_state=7, validation_fraction=0.3, max_iter=1).fit(X, y, qid=qid)
     (expected,) = held_out
     assert 0 < expected.size < np.unique(qid).size

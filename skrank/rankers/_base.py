@@ -7,18 +7,18 @@ holdout for early stopping, restarts, fitted attributes, ``predict`` and
 arguments, and ``_fit`` asks it for the network, the loss and the stopping
 rule (``_make_network``, ``_make_loss``, ``_make_stopping``), each built
 with keyword arguments from the ranker's parameters. :class:`NetworkMixin`
-builds the network (a linear model or an MLP) from the network parameters;
-:class:`NeuralRanker` adds the stochastic solvers' parameters, early
-stopping and ``partial_fit`` (ListNet, SoftRank, BoltzRank), while LogRank
-takes the mixin alone and fits by L-BFGS. The core's errors speak of its
-own objects; this module translates them into the ranker's parameters.
+(:mod:`skrank.rankers._network_mixin`) builds the network (a linear model
+or an MLP) from the network parameters; :class:`NeuralRanker`
+(:mod:`skrank.rankers._neural`) adds the stochastic solvers' parameters,
+early stopping and ``partial_fit`` (ListNet, SoftRank, BoltzRank), while
+LogRank takes the mixin alone and fits by L-BFGS. The core's errors speak
+of its own objects; this module translates them into the ranker's
+parameters.
 """
 
-import copy
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,29 +26,32 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core._runs import Restarts, average_runs, best_run, fit_runs
-from .._core._stopping import StoppingRule, UnscorableValidationError
+from .._core._runs import average_runs, best_run, fit_runs
+from .._core._stopping import UnscorableValidationError
 from .._core._objective import make_objective
-from .._core._network_factory import FITTED_ATTRIBUTES, make_network, restore_network
-from .._core._networks import LinearNetwork
-from .._core._solvers import LBFGS, SGD, Adam, DivergenceError, check_finite
+from .._core._network_factory import FITTED_ATTRIBUTES, restore_network
+from .._core._solvers import DivergenceError, check_finite
 from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
-from ..metrics._scorer import get_ranking_scorer
-from ..utils._memory import check_memory, format_bytes
-from ..utils._sklearn_compat import _fit_context, validate_data
+from ..utils._sklearn_compat import validate_data
 from ..utils._qid import check_qid, resolve_qid
 from ..utils._query_layout import QueryLayout
 from ..utils._validation import (
     check_feature_dtypes,
     check_numeric,
-    keep_fitted_state_on_error,
     query_weights,
 )
-from ._params import EARLY_STOPPING, LAYER_UNITS, NETWORK, RESTARTS, SOLVER, constraints
+from ._continuation import _STREAM_ATTRIBUTES, WARM_START
+from ._holdout import (
+    _has_signal,
+    _query_rows,
+    first_draws,
+    validation_given,
+    warn_no_signal,
+)
+from ._query_weights import _mean_weight, _scaled, _total
 
 #: Dtypes ``X`` keeps: float32 stays float32 (no float64 copy), anything
 #: else becomes float64 (as in scikit-learn's linear models).
@@ -84,13 +87,6 @@ class PreparedRows:
     y: np.ndarray
     state: object
     n_effective: float
-
-
-def layer_sizes(value):
-    """``value`` (an int or a sequence of them) as a tuple of widths; None if one is not
-    a :data:`LAYER_UNITS` (e.g. ``True``, or 0)."""
-    sizes = (value,) if isinstance(value, Integral) else tuple(value)
-    return sizes if all(LAYER_UNITS.is_satisfied_by(h) for h in sizes) else None
 
 
 class BaseRanker(BaseEstimator):
@@ -528,25 +524,6 @@ class BaseRanker(BaseEstimator):
         return tags
 
 
-@dataclass(frozen=True)
-class Continuation:
-    """What continues a fitted network, and how to start a new one instead (for messages)."""
-
-    continues: str
-    instead: str
-
-
-WARM_START = Continuation("warm_start=True continues",
-                          "set warm_start=False to fit a new network")
-PARTIAL_FIT = Continuation(
-    "partial_fit continues",
-    "partial_fit always continues the fitted network: call fit, or partial_fit on "
-    "sklearn.base.clone(ranker), to start a new one")
-
-#: What :meth:`NeuralRanker.partial_fit` keeps between calls: the solver's
-#: state, the last query of the previous call, the unit of the query weights.
-_STREAM_ATTRIBUTES = ("_solver_memory", "_last_query", "_weight_scale")
-
 #: A penalty strength or a largest |X| from which a diverged fit blames it.
 EXTREME = 1e8
 
@@ -557,120 +534,6 @@ def _largest_abs(X):
     return float(np.abs(values).max()) if values.size else 0.0
 
 
-def _total(weights):
-    """The sum of non-negative weights, ``inf`` beyond the largest float (no warning)."""
-    top = float(weights.max())
-    return top * float((weights / top).sum())
-
-
-def _mean_weight(weights):
-    """The mean of non-negative query weights, without overflow (None: 1, unweighted)."""
-    if weights is None:
-        return 1.0
-    top = float(weights.max())
-    return top * float((weights / top).mean())
-
-
-def _scaled(weights, scale):
-    """Query weights divided by ``scale``: the relative weights of :meth:`partial_fit`."""
-    with np.errstate(over="ignore"):
-        scaled = weights / scale
-    if not np.isfinite(scaled).all():
-        raise ValueError(
-            f"sample_weight: query weights up to {float(weights.max()):.3g} are beyond the "
-            f"largest float times the mean query weight of the first partial_fit call "
-            f"({scale:.3g}); partial_fit weighs the queries of every call relative to it."
-        )
-    return scaled
-
-
-def _first_appearance(layout):
-    """Query numbers of ``layout`` in the order of their first row."""
-    if layout.order is None:  # rows grouped in sorted query order
-        return np.arange(layout.n_queries)
-    first = np.empty(layout.n_queries, dtype=np.intp)
-    # order[offsets[q]] is the first row of query q (a stable sort keeps row order)
-    first[:] = layout.order[layout.offsets[:-1]]
-    return np.argsort(first, kind="stable")
-
-
-def _last_line(layout, query):
-    """The last row of query number ``query`` (0-based, in the order of the rows)."""
-    end = layout.offsets[query + 1] - 1
-    return int(end if layout.order is None else layout.order[layout.offsets[query]:
-                                                              layout.offsets[query + 1]].max())
-
-
-def _check_continues(ranker, layout, order, qid_given=True):
-    """Raise if a :meth:`partial_fit` call opens with the previous call's last query.
-
-    Only the first query of a call (in row order) can continue the previous
-    call's last one; the same query later in a call is a new pass over it
-    (the next epoch of a loop over the same chunks). ``qid_given``: False
-    when the call had ``qid=None`` (its rows one query, of id 0).
-    """
-    last = getattr(ranker, "_last_query", None)
-    if last is None:
-        return
-    qid, line = last
-    first = layout.unique_qid[order[0]]
-    if getattr(first, "item", lambda: first)() == qid:
-        first_row = 0
-        if not qid_given:
-            raise ValueError(
-                "qid=None makes the rows of a call one query, and the previous "
-                "partial_fit call's last query had the same id (0): this call would "
-                "continue it, training on one list in two halves. Pass qid (one id per "
-                "row, the queries of each call whole)."
-            )
-        raise ValueError(
-            f"qid={qid!r} continues a query of the previous partial_fit call (its last "
-            f"row there was row {line}; here it starts at row {first_row}): a query must "
-            "be whole in one call, or its list is trained on in two halves. Pass each "
-            "query's rows in one call."
-        )
-
-
-def warn_no_signal(scorer, given_name=None):
-    """Warn that early stopping is off: ``scorer`` cannot rank on the validation set.
-
-    ``given_name`` names a given validation set (``"X_val"``); None means
-    the queries held out of the training set, which are then trained on.
-    """
-    where = "the held-out queries" if given_name is None else given_name
-    warnings.warn(
-        f"Early stopping would monitor scoring={scorer!r} on {where}, but it "
-        "scores the best and the worst ranking alike there (no query with "
-        "documents of different relevance, or a metric returning NaN), so it "
-        "could only stop at random. Fitting without early stopping: the "
-        "training loss decides when to stop"
-        + (", on all queries." if given_name is None else "."),
-        UserWarning,
-    )
-
-
-def validation_given(validation_fraction, X_val, y_val, qid_val):
-    """Whether a validation set is given; raises if it is given in part, or in vain.
-
-    ``validation_fraction`` is None without early stopping, when a given
-    validation set would not be used.
-    """
-    if X_val is None and y_val is None and qid_val is None:
-        return False
-    if X_val is None or y_val is None:
-        given = [n for n, v in (("X_val", X_val), ("y_val", y_val), ("qid_val", qid_val))
-                 if v is not None]
-        raise ValueError(
-            f"X_val and y_val must be given together; got only {', '.join(given)}."
-        )
-    if validation_fraction is None:
-        raise ValueError(
-            "X_val/y_val are used for early stopping only; got them with "
-            "early_stopping=False."
-        )
-    return True
-
-
 def _named(name, check, *args, **kwargs):
     """``check(*args, **kwargs)``, its ValueError prefixed with ``name`` when it does not say it."""
     try:
@@ -679,424 +542,3 @@ def _named(name, check, *args, **kwargs):
         if name in str(exc):
             raise
         raise ValueError(f"{name}: {exc}") from None
-
-
-def _validation_scorer(scoring):
-    try:
-        return get_ranking_scorer(scoring)
-    except ValueError as exc:
-        raise ValueError(
-            f"scoring={scoring!r} is not a ranking scorer name: {exc}"
-        ) from None
-
-
-def _has_signal(scorer, y, layout, name):
-    """Whether the monitored metric tells the ideal ranking of ``y`` from the reversed one.
-
-    Raises before training if it cannot score these labels at all. Without
-    signal (no query with documents of different relevance, single-document
-    queries, a metric returning NaN) the metric is the same for every model,
-    and early stopping on it would keep the first epoch.
-    """
-    try:
-        best = scorer.score_predictions(y, y.astype(np.float64), qid=layout.qid)
-        worst = scorer.score_predictions(y, -y.astype(np.float64), qid=layout.qid)
-    except ValueError as exc:
-        raise ValueError(
-            f"scoring={scorer!r} cannot score the labels {name}: {exc} "
-            "Pass scoring=make_ranking_scorer(...) with suitable conventions."
-        ) from None
-    return bool(np.isfinite(best) and np.isfinite(worst) and best != worst)
-
-
-def first_draws(layout, validation_fraction, rng):
-    """The first draws of a fit from ``rng``: a seed, then the held-out queries.
-
-    Returns ``(seed, train, val)``: a seed (the loss's, in
-    :meth:`BaseRanker._fit`), and the query numbers used for training and
-    held out for early stopping (:func:`_split_queries`; ``val`` is None
-    without early stopping, ``validation_fraction=None``). The one spelling
-    of these draws: the gradient-boosted baselines of ``compare``
-    (:mod:`skrank.rankers._gbdt`) hold out the same queries as a ranker of
-    the same ``random_state`` and ``validation_fraction``.
-    """
-    seed = rng.randint(np.iinfo(np.int32).max)
-    train, val = _split_queries(layout, validation_fraction, rng)
-    return seed, train, val
-
-
-def _split_queries(layout, validation_fraction, rng):
-    """Query numbers used for training and validation (None: no early stopping)."""
-    queries = np.arange(layout.n_queries)
-    if validation_fraction is None:
-        return queries, None
-    if layout.n_queries < 2:
-        warnings.warn(
-            "early_stopping=True holds out whole queries for validation and "
-            f"needs at least 2 queries; got {layout.n_queries} (qid=None means "
-            "all rows are one query). Fitting without early stopping: the "
-            "training loss decides when to stop.",
-            UserWarning,
-        )
-        return queries, None
-    n_val = int(np.clip(round(validation_fraction * layout.n_queries), 1,
-                        layout.n_queries - 1))
-    perm = rng.permutation(layout.n_queries)
-    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
-
-
-def _query_rows(layout, queries):
-    """Rows of some queries, grouped by query, and their layout.
-
-    Returns ``(rows, layout)``: the row indices (None when they are all rows
-    in their own order, so that ``X`` itself can be used without a copy).
-    """
-    positions, sub = layout.select(queries)
-    if layout.order is not None:
-        return layout.order[positions], sub
-    if len(positions) == layout.n_samples:
-        return None, sub
-    return positions, sub
-
-
-class NetworkMixin:
-    """The network of a ranker trained by the neural fit loop.
-
-    From the parameters ``hidden_layer_sizes`` and ``activation``: builds
-    the scoring network (``_make_network``), refuses one whose fit cannot
-    fit in the memory available (``_check_network_fits``) and a fitted one
-    that the current parameters cannot continue (``_check_warm_network``).
-    Shared by the stochastic rankers (:class:`NeuralRanker`) and by
-    LogRank, whose L-BFGS fit has no solver or stopping parameters.
-    """
-
-    def _hidden_sizes(self):
-        sizes = layer_sizes(self.hidden_layer_sizes)
-        if sizes is None:
-            raise ValueError(
-                "hidden_layer_sizes must hold positive integers; got "
-                f"{self.hidden_layer_sizes!r} (each entry must be {LAYER_UNITS})."
-            )
-        return sizes
-
-    def _make_network(self, n_features):
-        return make_network(n_features, self._hidden_sizes(), self.activation)
-
-    def _network_parameters(self):
-        """The parameters that size the network, by name, as the user gave them."""
-        return {"hidden_layer_sizes": self.hidden_layer_sizes}
-
-    def _check_network_fits(self, network, n_init, largest_query):
-        """Refuse a network whose fit cannot fit in the memory available, naming its sizes.
-
-        The widths of the hidden layers come from the user, and an MLP's
-        parameters grow as ``n_features`` times the first one: the kernel
-        would promise their arrays and kill the process once they are
-        written. What is counted is a floor of the fit's memory, 8 bytes a
-        value: the ``n_init`` starting points and a gradient, and the
-        hidden activations (pre-activations and activations) of the
-        largest query. A larger fit may still run out of memory later.
-        """
-        given = self._network_parameters()
-        units = sum(sum(layer_sizes(value)) for value in given.values() if value is not None)
-        n_bytes = 8 * ((n_init + 1) * network.n_params + 2 * largest_query * units)
-        shown = " and ".join(f"{name}={value!r}" for name, value in given.items())
-        starts = "1 starting point" if n_init == 1 else f"n_init={n_init} starting points"
-        check_memory(
-            n_bytes,
-            f"{shown} make{'s' if len(given) == 1 else ''} a network of {network.n_params} "
-            f"parameters on {network.n_features} features, whose fit needs at least "
-            f"{format_bytes(n_bytes)} ({starts} and a gradient, and the hidden "
-            f"activations of a query of {largest_query} rows)",
-            f"lower {' or '.join(self._network_culprits(given, n_init))}",
-        )
-
-    @staticmethod
-    def _network_culprits(given, n_init):
-        """The parameters of ``given`` (and ``n_init`` above 1) that make the network larger."""
-        culprits = [name for name, value in given.items()
-                    if value is not None and sum(layer_sizes(value))]
-        if n_init > 1:
-            culprits.append("n_init")
-        return culprits or list(given)
-
-    def _check_warm_network(self, network, by):
-        """Raise if the fitted ``network`` cannot continue under the current parameters.
-
-        ``by``: what continues it (:data:`WARM_START`, :data:`PARTIAL_FIT` or
-        a stream's own :class:`Continuation`), for the messages.
-        """
-        linear = isinstance(network, LinearNetwork)
-        hidden = self._hidden_sizes()
-        if linear != (len(hidden) == 0):
-            raise ValueError(
-                f"{by.continues} the fitted {'linear' if linear else 'MLP'} "
-                f"network, but hidden_layer_sizes={self.hidden_layer_sizes!r} asks for "
-                f"{'an MLP' if linear else 'a linear model'}; {by.instead}."
-            )
-        if linear:
-            return
-        fitted = network.hidden_layer_sizes
-        # after restarts="average" every layer is n_init times wider: that is the model
-        widths_match = len(fitted) == len(hidden) and len(
-            {f / h for f, h in zip(fitted, hidden)}
-        ) == 1 and fitted[0] % hidden[0] == 0
-        if not widths_match:
-            raise ValueError(
-                f"{by.continues} the fitted MLP of hidden layers {fitted}, but "
-                f"hidden_layer_sizes={self.hidden_layer_sizes!r} asks for another network; "
-                f"{by.instead}."
-            )
-        if network.activation != self.activation:
-            raise ValueError(
-                f"{by.continues} the MLP fitted with activation="
-                f"{network.activation!r}, but got activation={self.activation!r}; "
-                f"{by.instead}."
-            )
-
-
-class NeuralRanker(NetworkMixin, BaseRanker):
-    """Base class of the rankers trained by the neural fit loop.
-
-    A linear model or an MLP, trained by Adam, SGD or L-BFGS on a listwise
-    loss, with early stopping on held-out queries and restarts: the four
-    groups of :mod:`skrank.rankers._params`. Subclasses add the loss's own
-    parameters and build the loss (``_make_loss``).
-    """
-
-    _parameter_constraints = constraints(NETWORK, SOLVER, EARLY_STOPPING, RESTARTS)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, qid=None, X_val=None, y_val=None, qid_val=None, sample_weight=None):
-        """Fit the ranker.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature rows. float32 is kept (the network runs in float32, no
-            float64 copy is made); other dtypes are converted to float64.
-        y : array-like of shape (n_samples,)
-            Relevance labels (larger is more relevant): numbers. Strings such
-            as ``"1"`` are refused (``TypeError``), not parsed: convert them
-            first, e.g. ``y.astype(float)``.
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row (integers or strings, rows in any order).
-            None means all rows belong to one query; with more than 100 rows
-            that is more likely a forgotten ``qid``, and it warns.
-        X_val : {array-like, sparse matrix} of shape (n_val_samples, n_features), \
-                default=None
-            Validation rows for early stopping (e.g. LETOR's ``vali`` split).
-            When given, all queries of ``X`` are used for training and
-            ``validation_fraction`` is ignored. Needs ``early_stopping=True``.
-        y_val : array-like of shape (n_val_samples,), default=None
-            Labels of ``X_val``; required with it.
-        qid_val : array-like of shape (n_val_samples,), default=None
-            Query ids of ``X_val``; None means one query (with more than 100
-            rows it warns, as ``qid=None`` does).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Query weights, as in LightGBM and XGBoost: the weight of each
-            row's query, the same for all rows of a query. The training
-            objective becomes the weighted mean of the query losses (integer
-            weights act as repeated queries), so only the ratios of the
-            weights matter: constant weights, of any size, give the
-            unweighted fit. The early-stopping metric on validation queries
-            is unweighted. None weighs queries equally.
-
-        Returns
-        -------
-        self : object
-            The fitted ranker.
-        """
-        with keep_fitted_state_on_error(self):
-            return self._fit(
-                X, y, qid, sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
-                solver=self._make_solver(),
-                restarts=Restarts(n_init=self.n_init, combine=self.restarts, n_jobs=self.n_jobs),
-                validation_fraction=self.validation_fraction if self.early_stopping else None,
-                random_state=self.random_state,
-                warm_start=self.warm_start,
-            )
-
-    def _partial_fit_refusal(self):
-        """Why this ranker has no :meth:`partial_fit` (None: it has one)."""
-        if self.solver == "lbfgs":
-            return (f"partial_fit is only available for the stochastic solvers ('adam', "
-                    f"'sgd'): solver={self.solver!r} minimises the full objective.")
-        return None
-
-    def _has_partial_fit(self):
-        refusal = self._partial_fit_refusal()
-        if refusal is not None:
-            raise AttributeError(f"{type(self).__name__}: {refusal}")
-        return True
-
-    @available_if(_has_partial_fit)
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, *, qid=None, sample_weight=None):
-        """One pass of the solver over some whole queries, continuing the model.
-
-        The first call builds the network (as ``fit`` would, from
-        ``random_state``); each call then takes one step per mini-batch of
-        ``batch_size`` queries, the queries taken in the order in which they
-        first appear in ``X``, and the solver's state (Adam's moments and
-        step count, SGD's velocity) carries over to the next call. For data
-        larger than memory: feed it query chunk by query chunk.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature rows of whole queries. float32 is kept. After the first
-            call, ``X`` must have the fitted number of features.
-        y : array-like of shape (n_samples,)
-            Relevance labels (numbers; larger is more relevant).
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row. A query must be whole in one call: a call
-            that opens with the last query of the previous call raises (a
-            query split across two calls would train on two halves of its
-            list).
-            None means all rows belong to one query.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Query weights, the same for all rows of a query. They are taken
-            relative to the mean query weight of the first call (1 when the
-            first call had none), so that the weights of different calls
-            compare; None weighs every query of the call 1 in those units.
-
-        Returns
-        -------
-        self : object
-            The ranker, its network updated.
-
-        Raises
-        ------
-        AttributeError
-            With ``solver="lbfgs"``: L-BFGS minimises the full objective and
-            has no partial steps (``hasattr(ranker, "partial_fit")`` is
-            False then, as for scikit-learn's MLP).
-        ValueError
-            With ``learning_rate_decay < 1`` (a schedule over epochs, which
-            ``partial_fit`` does not see), a number of features other than
-            the fitted one, a call that opens with the previous call's last
-            query, or a network whose parameters changed since the fit.
-
-        Notes
-        -----
-        A call is one pass over its queries, so ``max_iter``, ``tol``,
-        ``n_iter_no_change``, ``early_stopping``, ``validation_fraction`` and
-        ``scoring`` do not apply (as in scikit-learn's ``MLPRegressor``), and
-        ``warm_start`` neither: ``partial_fit`` always continues the fitted
-        network, including one fitted by ``fit`` (with a fresh solver state).
-        It trains one network: ``n_init`` and ``restarts`` are ``fit``'s (the
-        first call starts from the first of ``fit``'s initialisations). A
-        call with another ``solver`` than the previous one starts that
-        solver's state afresh; a change of the network's parameters
-        (``hidden_layer_sizes``, ``activation``, ...) raises, as with
-        ``warm_start=True``. A query may come back in a later call (a new
-        pass over it, as in a loop over epochs), but a call must not open
-        with the query that ended the previous one: that is the same query
-        split in two.
-        ``n_iter_`` counts the calls, ``loss_curve_`` holds the mean
-        training objective of each call's batches and ``t_`` counts the
-        queries stepped over.
-
-        The rank samples of a sampling loss (BoltzRank) depend only on a
-        query's id, its rows' order and the seed drawn from
-        ``random_state`` at the first call, so a query gets the same samples
-        whichever call holds it. Calls whose queries come in the order of
-        ``fit``'s mini-batches (``batch_size`` divides each call's number of
-        queries) therefore give the weights of ``fit`` with ``max_iter=1``
-        and ``early_stopping=False``, up to rounding.
-        """
-        with keep_fitted_state_on_error(self):
-            self._partial_fit(X, y, qid, sample_weight)
-        return self
-
-    def _partial_fit(self, X, y, qid, sample_weight, *, check_split=True, order=None,
-                     prepared=None, by=None):
-        """:meth:`partial_fit`; returns ``(n_queries, prepared)``.
-
-        ``n_queries``: the number of queries stepped over; ``prepared``: the
-        :class:`PreparedRows` of the call (the loss prepared on its rows).
-        ``check_split=False`` for a source that checks itself that its
-        queries are whole (in a stream of epochs, an epoch's first query may
-        be the previous epoch's last). ``order``: the query numbers (in the
-        sorted order of the ids) in the order to step over them, instead of
-        the order of their first rows (a shuffled stream, without moving
-        its rows). ``prepared``: the ``prepared`` an earlier call returned
-        for the same labels, query ids and weights (a stream's next epoch),
-        used instead of preparing the loss again. ``by``: what continues a
-        fitted network, for the messages (:data:`PARTIAL_FIT` when None).
-        """
-        if self.learning_rate_decay < 1.0:
-            raise ValueError(
-                f"learning_rate_decay={self.learning_rate_decay!r} decays the step size "
-                "after an epoch whose training metric did not improve; partial_fit sees "
-                "no epochs. Set learning_rate_decay=1.0 (or lower learning_rate_init)."
-            )
-        first = not self._is_fitted()
-        data = self._training_set(X, y, qid, sample_weight, reset=first,
-                                  method="partial_fit")
-        layout = data.layout
-        order = _first_appearance(layout) if order is None else order
-        if not first and check_split:
-            _check_continues(self, layout, order, qid_given=qid is not None)
-        solver = self._make_solver()
-        loss = self._make_loss()
-        if first:
-            rng = check_random_state(self.random_state)
-            seed = first_draws(layout, None, rng)[0]
-            network, (params,) = self._initial_network(data.X.shape[1], False, 1, rng,
-                                                       layout.max_size)
-            memory = solver.start(network.n_params)
-            self._weight_scale = _mean_weight(data.weights)
-            n_iter, loss_curve, t, n_queries = 0, [], 0, 0
-        else:
-            network, params = restore_network(vars(self))
-            self._check_warm_network(network, PARTIAL_FIT if by is None else by)
-            seed = self._loss_seed
-            kind, memory = getattr(self, "_solver_memory", (None, None))
-            if kind != self.solver:  # fitted by fit, or another solver: a fresh state
-                memory = solver.start(network.n_params)
-            else:  # a call that fails leaves the model as it was
-                memory = copy.deepcopy(memory)
-            n_iter, loss_curve = self.n_iter_, list(self.loss_curve_)
-            t, n_queries = getattr(self, "t_", 0), self._n_fit_queries
-        rows = prepared
-        if rows is None:
-            rows = self._prepared_rows(loss, data, np.arange(layout.n_queries), seed,
-                                       weight_scale=getattr(self, "_weight_scale", 1.0))
-        alpha = self._penalty_strength(rows.n_effective)
-        objective = make_objective(network, loss, rows.state, rows.y, data.X, rows.rows, alpha)
-        with self._fit_errors(data, alpha, False):
-            total = solver.pass_over(objective, objective.ordered_batches(self.batch_size, order),
-                                     params, memory, self.learning_rate_init)
-        self._store_fit(network, params, n_iter=n_iter + 1,
-                        loss_curve=loss_curve + [total / layout.n_queries],
-                        n_fit_queries=n_queries + layout.n_queries, loss_seed=seed,
-                        t=t + layout.n_queries)
-        self.validation_scores_ = None
-        self.best_validation_score_ = None
-        self._solver_memory = (self.solver, memory)
-        last = layout.unique_qid[order[-1]]
-        self._last_query = (getattr(last, "item", lambda: last)(), _last_line(layout, order[-1]))
-        return layout.n_queries, rows
-
-    def _make_solver(self):
-        if self.solver == "lbfgs":
-            return LBFGS(max_iter=self.max_iter, tol=self.tol)
-        if self.solver == "sgd":
-            return SGD(learning_rate_init=self.learning_rate_init, batch_size=self.batch_size,
-                       max_iter=self.max_iter, learning_rate_decay=self.learning_rate_decay,
-                       momentum=self.momentum)
-        return Adam(learning_rate_init=self.learning_rate_init, batch_size=self.batch_size,
-                    max_iter=self.max_iter, learning_rate_decay=self.learning_rate_decay)
-
-    def _make_stopping(self):
-        return StoppingRule(tol=self.tol, n_iter_no_change=self.n_iter_no_change,
-                            scorer=_validation_scorer(self.scoring), verbose=self.verbose)
-
-    def _step_size_advice(self):
-        if self.solver == "lbfgs":  # no step size
-            return None, False
-        rate = self.learning_rate_init
-        return (f"the step size (learning_rate_init={rate!r} with solver={self.solver!r}): "
-                "lower learning_rate_init"), rate >= 1

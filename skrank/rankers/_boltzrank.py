@@ -7,7 +7,8 @@ from .._core._network_factory import make_network
 from .._core._pairwise_network import PairwiseNetwork
 from ..losses import BoltzRankLoss
 from ..utils._sklearn_compat import StrOptions
-from ._base import NeuralRanker, layer_sizes
+from ._network_mixin import layer_sizes
+from ._neural import NeuralRanker
 from ._params import DEFAULTS, LAYER_UNITS, fill_parameters
 
 _LOSS_DEFAULTS = {

@@ -20,7 +20,8 @@ from ..utils._qid import check_qid, resolve_qid
 from ..utils._query_layout import QueryLayout
 from ..utils._sklearn_compat import Float, Integer, StrOptions, _fit_context, validate_data
 from ..utils._validation import check_numeric, keep_fitted_state_on_error
-from ._base import FLOAT_DTYPES, BaseRanker, _has_signal, _query_rows, first_draws
+from ._base import FLOAT_DTYPES, BaseRanker
+from ._holdout import _has_signal, _query_rows, first_draws
 from ._params import constraints
 
 #: The row of ``compare`` of each library.

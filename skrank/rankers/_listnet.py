@@ -1,7 +1,7 @@
 """ListNetRanker: the ListNet listwise ranker (Cao et al., ICML 2007)."""
 
 from ..losses import ListNetLoss
-from ._base import NeuralRanker
+from ._neural import NeuralRanker
 from ._params import DEFAULTS, fill_parameters
 
 

@@ -14,7 +14,8 @@ from ..metrics._ranking import check_relevance_threshold
 from ..metrics._scorer import get_ranking_scorer
 from ..utils._sklearn_compat import Float, StrOptions, _fit_context
 from ..utils._validation import keep_fitted_state_on_error
-from ._base import EXTREME, BaseRanker, NetworkMixin
+from ._base import EXTREME, BaseRanker
+from ._network_mixin import NetworkMixin
 from ._params import DEFAULTS, NETWORK, constraints, fill_parameters
 
 _LOSS_DEFAULTS = {

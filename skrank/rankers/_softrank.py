@@ -3,7 +3,7 @@
 import inspect
 
 from ..losses import SoftRankLoss
-from ._base import NeuralRanker
+from ._neural import NeuralRanker
 from ._params import DEFAULTS, fill_parameters
 
 _LOSS_DEFAULTS = {

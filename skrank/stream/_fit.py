@@ -18,10 +18,9 @@ from sklearn.utils import check_random_state
 from .._core._network_factory import FITTED_ATTRIBUTES, restore_network
 from .._core._stopping import StoppingRule
 from ..losses import BoltzRankLoss
-from ..rankers._base import (
-    _STREAM_ATTRIBUTES,
-    WARM_START,
-    BaseRanker,
+from ..rankers._base import BaseRanker
+from ..rankers._continuation import _STREAM_ATTRIBUTES, WARM_START
+from ..rankers._holdout import (
     _has_signal,
     _validation_scorer,
     validation_given,
