@@ -1,12 +1,12 @@
 """scikit-learn's GroupKFold with the folds of skrank's integer ``cv``.
 
 Tests that compare skrank's tools (``cv=4``) with scikit-learn's
-(``GroupKFold(4)``) import ``GroupKFold`` from here (``from _folds import
+(``GroupKFold(4)``) import ``GroupKFold`` from here (``from tests._folds import
 GroupKFold``). scikit-learn releases that order queries of equal size with
 numpy's unstable sort (1.6 among them) deal them in an order that depends on
 the CPU; skrank deals them in a fixed order
 (:func:`skrank.model_selection._common.group_folds`, equal to a stable
-GroupKFold, tested in test_model_selection.py), so the two sides compared
+GroupKFold, tested in tests/model_selection/test_common.py), so the two sides compared
 must use the same folds.
 """
 

@@ -1,8 +1,7 @@
-"""Shared helpers of test_activations, test_networks, test_pairwise_network and
-test_network_factory.
+"""Shared helpers of the tests of the networks (tests/core/test_activations.py,
+test_networks.py, test_pairwise_network.py and test_network_factory.py).
 
-Not a test module: pytest puts ``tests/`` on the import path, so the tests
-import it as ``_network_helpers``.
+Not a test module: the tests import it as ``tests._network_helpers``.
 """
 
 import numpy as np

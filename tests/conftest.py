@@ -1,5 +1,11 @@
 """Shared fixtures: the LETOR data beside the repository, optional packages, seeds,
-metadata routing, one BLAS thread."""
+metadata routing, one BLAS thread; data sets and ranker classes used by several
+test files.
+
+A fixture used by the tests of one package only lives in that package's
+``conftest.py`` (``tests/datasets``, ``tests/losses``, ``tests/model_selection``,
+``tests/stream``); helper functions live in the ``tests/_*.py`` modules.
+"""
 
 import importlib
 import os
@@ -9,6 +15,13 @@ import numpy as np
 import pytest
 import sklearn
 from threadpoolctl import threadpool_limits
+
+from skrank import make_ranking
+from skrank._core._runs import fit_runs
+from skrank.rankers import _base
+
+from tests._rankers import ALL_RANKERS, N_QUERIES, STOCHASTIC
+
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -152,3 +165,91 @@ def memory_available(monkeypatch):
         monkeypatch.setattr("skrank.utils._memory.available_memory", lambda: n_bytes)
 
     return set_to
+
+
+# ----------------------------------------------------------------------------
+# Data sets of several test files (module scope: made once per test module)
+@pytest.fixture(scope="module")
+def six_queries():
+    """6 queries of 5 documents, 10 features."""
+    return make_ranking(n_queries=6, n_docs=5, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def eight_queries():
+    """40 rows: 8 queries of 5 documents, 3 features."""
+    return make_ranking(n_queries=8, n_docs=5, n_features=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def eight_queries_scores(eight_queries):
+    """Random scores of the rows of ``eight_queries``."""
+    return np.random.default_rng(0).normal(size=len(eight_queries[1]))
+
+
+@pytest.fixture(scope="module")
+def thirty_queries():
+    """30 queries of 10 documents, 10 features (300 rows: more than qid=None takes quietly)."""
+    return make_ranking(n_queries=30, n_docs=10, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def weighted_queries():
+    """12 queries with integer weights 0 to 3: X, y, qid, weights, sample_weight, unique."""
+    X, y, qid = make_ranking(n_queries=12, n_docs=(4, 9), n_features=5, noise=0.5,
+                             random_state=0)
+    weights = np.random.default_rng(0).integers(0, 4, 12)
+    weights[:2] = [0, 3]
+    unique, inverse = np.unique(qid, return_inverse=True)
+    return X, y, qid, weights, weights[inverse], unique
+
+
+# ----------------------------------------------------------------------------
+# The fit every ranker shares (tests/_rankers.py has the settings)
+@pytest.fixture(params=ALL_RANKERS, ids=lambda cls: cls.__name__)
+def ranker_class(request):
+    """Every ranker class of :mod:`skrank.rankers`, one per test."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def forty_queries():
+    """40 queries of 10 documents; noise=0.5 keeps the validation NDCG below 1 all along."""
+    return make_ranking(n_queries=N_QUERIES, n_docs=10, n_features=5, noise=0.5, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def other_queries():
+    """10 more queries from another seed (an explicit validation set)."""
+    return make_ranking(n_queries=10, n_docs=10, n_features=5, noise=0.5, random_state=1)
+
+
+@pytest.fixture
+def captured_runs(monkeypatch):
+    """What the front end hands the fit loop (objective, initial vectors) and the runs it gets."""
+    record = {}
+
+    def spy(objective, solver, stopping, starts, seeds, **kwargs):
+        runs = fit_runs(objective, solver, stopping, starts, seeds, **kwargs)
+        record.update(objective=objective, starts=[s.copy() for s in starts], runs=runs)
+        return runs
+
+    monkeypatch.setattr(_base, "fit_runs", spy)
+    return record
+
+
+@pytest.fixture(params=STOCHASTIC, ids=lambda cls: cls.__name__)
+def stochastic_class(request):
+    """Every ranker class with a stochastic solver (and partial_fit), one per test."""
+    return request.param
+
+
+@pytest.fixture
+def scattered(rng):
+    """24 queries of 2-9 rows with ids in random order, their rows interleaved."""
+    sizes = rng.integers(2, 10, size=24)
+    qid = np.repeat(rng.permutation(1000)[:24], sizes)
+    X = rng.normal(size=(len(qid), 5))
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    shuffle = rng.permutation(len(qid))
+    return X[shuffle], y[shuffle], qid[shuffle]

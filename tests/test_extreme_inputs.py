@@ -15,7 +15,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker, make_ranking
+from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 from skrank.losses import (
     BoltzRankLoss,
     ListNetLoss,
@@ -26,33 +26,21 @@ from skrank.losses import (
 )
 from skrank.utils import QueryLayout
 
+from tests._inputs import LARGEST, THREE_EPOCHS, diverged, fail_to_allocate, loss_id
+
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
-#: Settings of a fit of three epochs without a held-out split.
-F = dict(max_iter=3, early_stopping=False, random_state=0)
 
-
-@pytest.fixture(scope="module")
-def data():
-    return make_ranking(n_queries=8, n_docs=5, n_features=3, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def scores(data):
-    return np.random.default_rng(0).normal(size=len(data[1]))
-
-
-# A. A loss checks the state it is given -------------------------------------
 STATE_MESSAGE = r"^state must be the LossState returned by this loss's prepare \({}\.prepare"
 
 
 @pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(),
                                   BoltzRankLoss(n_rankings=5)], ids=lambda v: type(v).__name__)
 @pytest.mark.parametrize("state, got", [(None, "got None"), ({}, "got {} of type dict")])
-def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, scores):
+def test_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, eight_queries_scores):
     name = type(loss).__name__
-    for call in (lambda: loss.value_and_grad(scores, state),
-                 lambda: loss.sorted_value_and_grad(scores, state),
+    for call in (lambda: loss.value_and_grad(eight_queries_scores, state),
+                 lambda: loss.sorted_value_and_grad(eight_queries_scores, state),
                  lambda: loss.logit_form(state),
                  lambda: loss.check_state(state)):
         with pytest.raises(TypeError, match=STATE_MESSAGE.format(name) + r".*" + got):
@@ -62,23 +50,23 @@ def test_A_a_state_that_is_no_loss_state_is_a_type_error(loss, state, got, score
 @pytest.mark.parametrize("loss", [SoftRankLoss(), LogRankLoss(), BoltzRankLoss(n_rankings=5),
                                   LogRankLoss("likelihood", sampler="exact")],
                          ids=lambda v: type(v).__name__)
-def test_A_the_state_of_another_loss_class_is_a_type_error(loss, data, scores):
-    X, y, qid = data
+def test_the_state_of_another_loss_class_is_a_type_error(loss, eight_queries, eight_queries_scores):
+    X, y, qid = eight_queries
     state = ListNetLoss().prepare(y, qid)
     message = STATE_MESSAGE.format(type(loss).__name__) + r".*got a LossState prepared by ListNetLoss\.$"
     with pytest.raises(TypeError, match=message):
-        loss.value_and_grad(scores, state)
+        loss.value_and_grad(eight_queries_scores, state)
     with pytest.raises(TypeError, match=message):
-        loss.value_and_grad(scores[:10], state, queries=[0, 1])
+        loss.value_and_grad(eight_queries_scores[:10], state, queries=[0, 1])
     with pytest.raises(TypeError, match=message):
         loss.logit_form(state)
 
 
-def test_A_a_loss_state_built_by_hand_is_a_type_error(data, scores):
-    X, y, qid = data
+def test_a_loss_state_built_by_hand_is_a_type_error(eight_queries, eight_queries_scores):
+    X, y, qid = eight_queries
     state = LossState(QueryLayout(qid), per_row={"target": np.zeros(len(y))})
     with pytest.raises(TypeError, match=r"got a LossState that no loss's prepare returned"):
-        ListNetLoss().value_and_grad(scores, state)
+        ListNetLoss().value_and_grad(eight_queries_scores, state)
 
 
 @pytest.mark.parametrize("prepared, used, differ", [
@@ -90,51 +78,49 @@ def test_A_a_loss_state_built_by_hand_is_a_type_error(data, scores):
     (LogRankLoss(n_rankings=5), LogRankLoss(n_rankings=5, metric="map"),
      "metric='ndcg@10' where this loss has 'map'"),
 ])
-def test_A_the_state_of_another_configuration_is_a_value_error(prepared, used, differ, data,
-                                                              scores):
-    X, y, qid = data
+def test_the_state_of_another_configuration_is_a_value_error(prepared, used, differ, eight_queries,
+                                                              eight_queries_scores):
+    X, y, qid = eight_queries
     state = prepared.prepare(y, qid, random_state=0)
     with pytest.raises(ValueError, match=rf"^state must be .*prepared by a \w+ with {differ}, "
                                          r"which this loss cannot use"):
-        used.value_and_grad(scores, state)
+        used.value_and_grad(eight_queries_scores, state)
 
 
-def test_A_boltzrank_probabilities_check_the_state(data, scores):
-    X, y, qid = data
+def test_boltzrank_probabilities_check_the_state(eight_queries, eight_queries_scores):
+    X, y, qid = eight_queries
     with pytest.raises(TypeError, match=STATE_MESSAGE.format("BoltzRankLoss")):
-        BoltzRankLoss(n_rankings=5).probabilities(scores, ListNetLoss().prepare(y, qid))
+        BoltzRankLoss(n_rankings=5).probabilities(eight_queries_scores, ListNetLoss().prepare(y, qid))
 
 
-def test_A_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(data, scores):
-    X, y, qid = data
+def test_a_compatible_configuration_and_a_batch_of_the_state_are_accepted(eight_queries, eight_queries_scores):
+    X, y, qid = eight_queries
     # store_ranks and the objective do not change what the walk prepares
     state = LogRankLoss("l3", n_rankings=5).prepare(y, qid, random_state=0)
     loss = LogRankLoss("convex", n_rankings=5, store_ranks=False)
-    full = loss.value_and_grad(scores, state)
+    full = loss.value_and_grad(eight_queries_scores, state)
     assert np.isfinite(full[0])
     positions, taken = state.take([0, 3])
     assert taken.prepared_by == state.prepared_by
-    loss.sorted_value_and_grad(scores[:len(positions)], taken)
+    loss.sorted_value_and_grad(eight_queries_scores[:len(positions)], taken)
 
 
-# B. query_uniforms refuses a number of draws no array can hold ---------------
 @pytest.mark.parametrize("n_draws", [2**60, 2**63, 2**64 - 1, 10**30])
 @pytest.mark.parametrize("per_query, n, what", [(False, 40, "rows"), (True, 8, "queries")])
-def test_B_too_many_draws_is_a_value_error_naming_n_draws(data, n_draws, per_query, n, what):
-    X, y, qid = data
+def test_too_many_draws_is_a_value_error_naming_n_draws(eight_queries, n_draws, per_query, n, what):
+    X, y, qid = eight_queries
     largest = (2**63 - 1) // (8 * n)
     with pytest.raises(ValueError, match=rf"^n_draws must be at most {largest}: {n} {what} "
                                          rf"times n_draws .* got n_draws={n_draws}\.$"):
         query_uniforms(QueryLayout(qid), 0, n_draws, per_query=per_query)
 
 
-def test_B_a_few_draws_still_work(data):
-    X, y, qid = data
+def test_a_few_draws_still_work(eight_queries):
+    X, y, qid = eight_queries
     assert query_uniforms(QueryLayout(qid), 0, 3).shape == (40, 3)
     assert query_uniforms(qid, 0, 2, per_query=True).shape == (8, 2)
 
 
-# H. Constant query weights of any size give the unweighted fit ---------------
 @pytest.mark.parametrize("cls, params", [
     (ListNetRanker, {}),
     (SoftRankRanker, {}),
@@ -142,28 +128,28 @@ def test_B_a_few_draws_still_work(data):
     (ListNetRanker, dict(solver="lbfgs")),
 ], ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("weight", [1e308, 1.7976931348623157e308, 1e-300, 5e-324, 3.0])
-def test_H_constant_query_weights_give_the_unweighted_model(cls, params, weight, data):
-    X, y, qid = data
-    plain = cls(**F, **params).fit(X, y, qid=qid)
+def test_constant_query_weights_of_any_size_give_the_unweighted_model(cls, params, weight, eight_queries):
+    X, y, qid = eight_queries
+    plain = cls(**THREE_EPOCHS, **params).fit(X, y, qid=qid)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
-        weighted = cls(**F, **params).fit(X, y, qid=qid, sample_weight=np.full(40, weight))
+        weighted = cls(**THREE_EPOCHS, **params).fit(X, y, qid=qid, sample_weight=np.full(40, weight))
     assert_array_equal(weighted.predict(X), plain.predict(X))
     assert weighted.loss_curve_ == plain.loss_curve_
 
 
-def test_H_only_the_ratios_of_huge_query_weights_matter(data):
-    X, y, qid = data
+def test_only_the_ratios_of_huge_query_weights_matter(eight_queries):
+    X, y, qid = eight_queries
     w = np.repeat([1.0, 2.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0], 5)
-    small = ListNetRanker(**F).fit(X, y, qid=qid, sample_weight=w)
-    huge = ListNetRanker(**F).fit(X, y, qid=qid, sample_weight=w * 5e307)
+    small = ListNetRanker(**THREE_EPOCHS).fit(X, y, qid=qid, sample_weight=w)
+    huge = ListNetRanker(**THREE_EPOCHS).fit(X, y, qid=qid, sample_weight=w * 5e307)
     assert_allclose(huge.predict(X), small.predict(X), rtol=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_H_logrank_weights_scale_its_auto_penalty(data):
+def test_query_weights_scale_the_auto_penalty(eight_queries):
     """alpha="auto" is 2 / (total query weight): weights c act as alpha = 2 / (c * n)."""
-    X, y, qid = data
+    X, y, qid = eight_queries
     params = dict(max_iter=50, n_rankings=6, random_state=0)
     weighted = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3))
     assert_allclose(weighted.coef_,
@@ -182,14 +168,6 @@ def test_H_logrank_weights_scale_its_auto_penalty(data):
                     rtol=1e-10)
 
 
-# C. A diverged fit names the likely cause among the ranker's own settings ---
-DIVERGED = r"^{}: the [\w ']+(\([^)]*\))? overflowed to inf or NaN: the optimisation diverged\. "
-
-
-def _diverged(cls, message):
-    return pytest.raises(ValueError, match=DIVERGED.format(cls.__name__) + message)
-
-
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("alpha, weight, blamed", [
     (1e300, None, r"the penalty \(alpha=1e\+300\): an extreme strength .*: lower alpha\.$"),
@@ -198,10 +176,10 @@ def _diverged(cls, message):
                      r"\(total query weight\) = 2\.5e\+299, an extreme strength .*: pass a "
                      r"smaller alpha, or rescale sample_weight \(.*\)\.$"),
 ])
-def test_C_logrank_blames_alpha_and_the_scale_of_sample_weight(alpha, weight, blamed, data):
-    X, y, qid = data
+def test_a_logrank_divergence_blames_alpha_and_the_scale_of_sample_weight(alpha, weight, blamed, eight_queries):
+    X, y, qid = eight_queries
     sample_weight = None if weight is None else np.full(40, weight)
-    with _diverged(LogRankRanker, rf"Likely cause: {blamed}") as info:
+    with diverged(LogRankRanker, rf"Likely cause: {blamed}") as info:
         LogRankRanker(max_iter=3, alpha=alpha, random_state=0).fit(X, y, qid=qid, sample_weight=sample_weight)
     # LogRank has neither a learning rate nor a choice of solver
     assert "learning_rate_init" not in str(info.value)
@@ -215,18 +193,18 @@ def test_C_logrank_blames_alpha_and_the_scale_of_sample_weight(alpha, weight, bl
     # overflowing (to a model that ranks as the scaled fit does) and there is
     # no divergence to blame
     (LogRankRanker, dict(max_iter=3, random_state=0)),
-    (ListNetRanker, dict(solver="lbfgs", **F)),
-    (ListNetRanker, F),
-    (BoltzRankRanker, dict(n_rankings=5, n_init=1, hidden_layer_sizes=(), **F)),
+    (ListNetRanker, dict(solver="lbfgs", **THREE_EPOCHS)),
+    (ListNetRanker, THREE_EPOCHS),
+    (BoltzRankRanker, dict(n_rankings=5, n_init=1, hidden_layer_sizes=(), **THREE_EPOCHS)),
 ], ids=["LogRank", "ListNet-lbfgs", "ListNet-adam", "BoltzRank-adam"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
-def test_C_huge_features_are_blamed_on_the_scale_of_X(cls, params, sparse, data):
+def test_a_divergence_on_huge_features_is_blamed_on_the_scale_of_X(cls, params, sparse, eight_queries):
     import scipy.sparse as sp
 
-    X, y, qid = data
+    X, y, qid = eight_queries
     X = X * 1e160
     top = f"{np.abs(X).max():.3g}".replace("+", r"\+")
-    with _diverged(cls, rf"Likely cause: the scale of X \(its largest absolute value is "
+    with diverged(cls, rf"Likely cause: the scale of X \(its largest absolute value is "
                         rf"{top}\): scale the features, e\.g\. with StandardScaler or skrank's "
                         r"QueryNormalizer\.$") as info:
         cls(**params).fit(sp.csr_matrix(X) if sparse else X, y, qid=qid)
@@ -235,47 +213,22 @@ def test_C_huge_features_are_blamed_on_the_scale_of_X(cls, params, sparse, data)
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("solver", ["lbfgs", "sgd", "adam"])
-def test_C_an_extreme_alpha_is_blamed_on_the_penalty(solver, data):
-    X, y, qid = data
-    with _diverged(ListNetRanker, r"Likely cause: the penalty \(alpha=1e\+300\): an extreme "
+def test_a_divergence_with_an_extreme_alpha_is_blamed_on_the_penalty(solver, eight_queries):
+    X, y, qid = eight_queries
+    with diverged(ListNetRanker, r"Likely cause: the penalty \(alpha=1e\+300\): an extreme "
                                   r"strength .*: lower alpha\.$") as info:
-        ListNetRanker(solver=solver, alpha=1e300, **F).fit(X, y, qid=qid)
+        ListNetRanker(solver=solver, alpha=1e300, **THREE_EPOCHS).fit(X, y, qid=qid)
     assert "learning_rate_init" not in str(info.value)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_C_a_huge_step_is_blamed_on_the_learning_rate_of_sgd(data):
-    X, y, qid = data
-    with _diverged(ListNetRanker, r"Likely cause: the step size \(learning_rate_init=1e\+200 "
+def test_a_divergence_with_a_huge_step_is_blamed_on_the_learning_rate_of_sgd(eight_queries):
+    X, y, qid = eight_queries
+    with diverged(ListNetRanker, r"Likely cause: the step size \(learning_rate_init=1e\+200 "
                                   r"with solver='sgd'\): lower learning_rate_init\.$"):
-        ListNetRanker(solver="sgd", learning_rate_init=1e200, **F).fit(X, y, qid=qid)
+        ListNetRanker(solver="sgd", learning_rate_init=1e200, **THREE_EPOCHS).fit(X, y, qid=qid)
 
 
-# D. Adam does not silently stand still when the squared gradient overflows --
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("scale, alpha, cause", [
-    (1.0, 1e300, r"the penalty \(alpha=1e\+300\)"),
-    (1e160, 1e-4, r"the scale of X"),
-])
-def test_D_adam_with_an_overflowing_squared_gradient_is_a_divergence(scale, alpha, cause, data):
-    X, y, qid = data
-    with _diverged(ListNetRanker, rf"Likely cause: {cause}") as info:
-        ListNetRanker(alpha=alpha, **F).fit(X * scale, y, qid=qid)
-    assert str(info.value).startswith(
-        "ListNetRanker: the squared gradient (Adam's second-moment estimate) overflowed")
-
-
-def test_D_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(data):
-    X, y, qid = data
-    start = ListNetRanker(**{**F, "max_iter": 1}, learning_rate_init=1e-300).fit(X, y, qid=qid)
-    fitted = ListNetRanker(alpha=1e100, **F).fit(X, y, qid=qid)
-    assert np.isfinite(fitted.coef_).all()
-    # the penalty's gradient dominates: every step pulls the weights towards 0
-    assert (np.abs(fitted.coef_) < np.abs(start.coef_)).all()
-
-
-# E. Every loss stays finite (or +inf with a finite gradient) for any finite scores
-LARGEST = np.finfo(np.float64).max
 EXTREME_LOSSES = [
     ListNetLoss(), SoftRankLoss(rank_distribution="binomial"),
     SoftRankLoss(rank_distribution="normal"),
@@ -289,13 +242,6 @@ EXTREME_LOSSES = [
 ]
 
 
-def _loss_id(loss):
-    params = {name: getattr(loss, name) for name in (
-        "objective", "metric", "sampler", "normalize_pairs", "gain_weight", "rank_distribution",
-        "sinkhorn_iterations") if hasattr(loss, name)}
-    return f"{type(loss).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
-
-
 def _extreme_scores(y, s, m):
     return {
         "pair": np.r_[m, -m, s[2:]],  # the campaign's input
@@ -306,12 +252,12 @@ def _extreme_scores(y, s, m):
     }
 
 
-@pytest.mark.parametrize("loss", EXTREME_LOSSES, ids=_loss_id)
-def test_E_no_loss_is_nan_for_any_finite_scores(loss, data, scores):
-    X, y, qid = data
+@pytest.mark.parametrize("loss", EXTREME_LOSSES, ids=loss_id)
+def test_no_loss_is_nan_for_any_finite_scores(loss, eight_queries, eight_queries_scores):
+    X, y, qid = eight_queries
     state = loss.prepare(y, qid, random_state=0)
     for m in (1e100, 1e200, 1e300, 1e307, 1.7e308, LARGEST):
-        for name, s in _extreme_scores(y, scores, m).items():
+        for name, s in _extreme_scores(y, eight_queries_scores, m).items():
             with warnings.catch_warnings():
                 warnings.simplefilter("error", RuntimeWarning)  # overflow is handled, not hit
                 value, grad = loss.value_and_grad(s, state)
@@ -322,11 +268,11 @@ def test_E_no_loss_is_nan_for_any_finite_scores(loss, data, scores):
 @pytest.mark.parametrize("loss", [ListNetLoss(), SoftRankLoss(), LogRankLoss(n_rankings=10),
                                   BoltzRankLoss(n_rankings=10),
                                   BoltzRankLoss(n_rankings=10, objective="likelihood")],
-                         ids=_loss_id)
+                         ids=loss_id)
 @pytest.mark.parametrize("m", [1e100, 1e200, 1e300, 1e307])
-def test_E_the_campaign_scores_give_a_finite_loss_up_to_1e307(loss, m, data, scores):
-    X, y, qid = data
-    value, grad = loss.value_and_grad(np.r_[m, -m, scores[2:]], loss.prepare(y, qid,
+def test_two_opposite_huge_scores_give_a_finite_loss_up_to_1e307(loss, m, eight_queries, eight_queries_scores):
+    X, y, qid = eight_queries
+    value, grad = loss.value_and_grad(np.r_[m, -m, eight_queries_scores[2:]], loss.prepare(y, qid,
                                                                             random_state=0))
     assert np.isfinite(value) and np.isfinite(grad).all()
 
@@ -334,10 +280,10 @@ def test_E_the_campaign_scores_give_a_finite_loss_up_to_1e307(loss, m, data, sco
 @pytest.mark.parametrize("loss", [LogRankLoss("likelihood", n_rankings=10),
                                   LogRankLoss("likelihood", sampler="exact"),
                                   BoltzRankLoss(n_rankings=10, objective="likelihood")],
-                         ids=_loss_id)
-def test_E_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, data):
+                         ids=loss_id)
+def test_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, eight_queries):
     """The ideal ranking is among the most probable by a gap beyond the float range."""
-    X, y, qid = data
+    X, y, qid = eight_queries
     state = loss.prepare(y, qid, random_state=0)
     informative = [q for q in range(8) if len(set(y[qid == np.unique(qid)[q]])) > 1]
     # one query at a time, so that the document order within a level (at random
@@ -353,8 +299,8 @@ def test_E_scores_along_the_labels_lose_nothing_at_the_largest_float(loss, data)
         assert np.isfinite(grad).all()
 
 
-def test_E_the_mean_over_queries_does_not_overflow_where_each_loss_is_finite(data):
-    X, y, qid = data
+def test_the_mean_over_queries_does_not_overflow_where_each_loss_is_finite(eight_queries):
+    X, y, qid = eight_queries
     loss = LogRankLoss("likelihood", sampler="exact")
     state = loss.prepare(y, qid)
     s = np.where(y >= 1, -1e307, 1e307)  # every pair out of order by 2e307
@@ -365,8 +311,8 @@ def test_E_the_mean_over_queries_does_not_overflow_where_each_loss_is_finite(dat
     assert_allclose(value, np.sum(np.divide(per_query, 8)), rtol=1e-15)
 
 
-def test_E_listnet_takes_the_loss_from_halved_gaps_where_the_sum_overflows(data):
-    X, y, qid = data
+def test_listnet_takes_the_loss_from_halved_gaps_where_the_sum_overflows(eight_queries):
+    X, y, qid = eight_queries
     loss = ListNetLoss()
     state = loss.prepare(y, qid)
     s = np.full(40, LARGEST)  # every score the largest float: the target's sum overflows
@@ -377,11 +323,11 @@ def test_E_listnet_takes_the_loss_from_halved_gaps_where_the_sum_overflows(data)
 
 
 @pytest.mark.parametrize("labels, temperature", [(1.0, 1e-308), (1e300, 1e-10), (1e307, 1.0)])
-def test_E_boltzrank_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
-        labels, temperature, data, scores):
+def test_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
+        labels, temperature, eight_queries, eight_queries_scores):
     from skrank.metrics import make_ranking_scorer
 
-    X, y, qid = data
+    X, y, qid = eight_queries
     loss = BoltzRankLoss(n_rankings=10, target_temperature=temperature,
                          metric=make_ranking_scorer("ndcg", k=10, gain="linear"))
     with warnings.catch_warnings():
@@ -390,23 +336,22 @@ def test_E_boltzrank_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
     target = state.per_query["target"]
     assert np.isfinite(target).all()
     assert_allclose(target.sum(axis=1), 1.0, rtol=1e-12)
-    value, grad = loss.value_and_grad(scores, state)
+    value, grad = loss.value_and_grad(eight_queries_scores, state)
     assert np.isfinite(value) and np.isfinite(grad).all()
 
 
-def test_E_the_rescued_logits_are_the_usual_ones_shifted(data, scores):
+def test_the_rescued_logits_are_the_usual_ones_shifted(eight_queries, eight_queries_scores):
     from skrank.losses._sampled import _shifted_logits
 
-    X, y, qid = data
+    X, y, qid = eight_queries
     state = BoltzRankLoss(n_rankings=10).prepare(y, qid, random_state=0)
     block = state.per_row["ranks"][:5].astype(np.float64)
-    s = scores[:5] * 1e3
+    s = eight_queries_scores[:5] * 1e3
     usual = -0.25 * (s @ block)  # scale -4 / (m - 1)^2 for m = 5
     assert_allclose(_shifted_logits(s, block, -0.25), usual - usual.max(), rtol=1e-12,
                     atol=1e-12)
 
 
-# F. The validation set's errors name X_val, y_val, qid_val ------------------
 def _with_nan(values, index):
     values = np.array(values, dtype=np.float64)
     values[index] = np.nan
@@ -426,8 +371,8 @@ def _with_nan(values, index):
     (None, None, "short", r"^qid_val must have one entry per row: expected 40 entries, got 39"),
 ], ids=["y_val-short", "y_val-nan", "y_val-inf", "y_val-2d", "X_val-nan", "empty", "X_val-narrow",
         "X_val-1d", "qid_val-short"])
-def test_F_validation_set_errors_name_the_validation_set(X_val, y_val, qid_val, message, data):
-    X, y, qid = data
+def test_validation_set_errors_name_the_validation_set(X_val, y_val, qid_val, message, eight_queries):
+    X, y, qid = eight_queries
     X_val = {None: X, "nan": _with_nan(X, (0, 0)), "empty": X[:0], "narrow": X[:, :2],
              "1d": X[:, 0]}[X_val]
     y_val = {None: y, "short": y[:-1], "nan": _with_nan(y, 0), "empty": y[:0],
@@ -437,17 +382,16 @@ def test_F_validation_set_errors_name_the_validation_set(X_val, y_val, qid_val, 
         ListNetRanker(max_iter=2).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
 
 
-def test_F_a_good_validation_set_still_fits(data):
-    X, y, qid = data
+def test_a_good_validation_set_still_fits(eight_queries):
+    X, y, qid = eight_queries
     ranker = ListNetRanker(max_iter=2, random_state=0)
     ranker.fit(X, y, qid=qid, X_val=X, y_val=list(y.astype(object)), qid_val=qid)
     assert len(ranker.validation_scores_) == 2
 
 
-# G. Sinkhorn: a bounded count, and memory that does not grow as N^2 x iterations
 @pytest.mark.parametrize("value", [10_001, 10**23])
-def test_G_a_huge_sinkhorn_count_is_refused_with_its_bound(value, data):
-    X, y, qid = data
+def test_a_huge_sinkhorn_count_is_refused_with_its_bound(value, eight_queries):
+    X, y, qid = eight_queries
     message = (r"^The 'sinkhorn_iterations' parameter of {} must be an int \(not a bool\) in "
                rf"the range \[0, 10000\]\. Got {value} instead\.$")
     with pytest.raises(InvalidParameterError, match=message.format("SoftRankRanker")):
@@ -456,7 +400,7 @@ def test_G_a_huge_sinkhorn_count_is_refused_with_its_bound(value, data):
         SoftRankLoss(sinkhorn_iterations=value)
 
 
-def test_G_sinkhorn_keeps_vectors_not_matrices_for_the_gradient(rng):
+def test_sinkhorn_keeps_vectors_not_matrices_for_the_gradient(rng):
     import tracemalloc
 
     s = rng.normal(size=100 * 20)
@@ -476,7 +420,7 @@ def test_G_sinkhorn_keeps_vectors_not_matrices_for_the_gradient(rng):
     assert peak < 80e6
 
 
-def test_G_the_gradient_through_many_sinkhorn_iterations_is_exact(rng):
+def test_the_gradient_through_many_sinkhorn_iterations_is_exact(rng):
     s = rng.normal(size=6)
     y = np.array([0, 1, 2, 0, 1, 3])
     loss = SoftRankLoss(0.5, sinkhorn_iterations=500)
@@ -488,7 +432,6 @@ def test_G_the_gradient_through_many_sinkhorn_iterations_is_exact(rng):
     assert_allclose(grad, numeric, rtol=1e-6, atol=1e-10)
 
 
-# A second review --------------------------------------------------------------
 @pytest.mark.parametrize("scale", [1e2, 1e10, 1e15, 1e100, 2e307])
 def test_logrank_expected_gain_value_keeps_its_log_gain_at_large_gaps(scale):
     """All probability on one ranking of gain 0.8772: the loss is -log 0.8772.
@@ -521,12 +464,12 @@ def test_weighted_mean_of_losses_near_the_largest_float():
     """The weighted mean is finite where the unweighted one is."""
     loss = ListNetLoss()
     y, qid = np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
-    scores = np.array([-1e308, 1e308, -1e308, 1e308])
-    unweighted, _ = loss.value_and_grad(scores, loss.prepare(y, qid))
+    eight_queries_scores = np.array([-1e308, 1e308, -1e308, 1e308])
+    unweighted, _ = loss.value_and_grad(eight_queries_scores, loss.prepare(y, qid))
     state = loss.prepare(y, qid, sample_weight=[1.5, 1.5, 0.5, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        weighted, _ = loss.value_and_grad(scores, state)
+        weighted, _ = loss.value_and_grad(eight_queries_scores, state)
     assert np.isfinite(unweighted) and weighted == pytest.approx(unweighted, rel=1e-15)
 
 
@@ -539,18 +482,18 @@ def test_a_state_prepared_with_an_equal_gain_scorer_is_accepted():
     gain = get_ranking_scorer("ndcg@5")
     state = BoltzRankLoss(metric=gain).prepare(np.array([1.0, 0, 2]), np.zeros(3),
                                              random_state=0)
-    scores = np.array([0.1, 0.2, 0.3])
-    expected = BoltzRankLoss(metric=gain).value_and_grad(scores, state)[0]
+    eight_queries_scores = np.array([0.1, 0.2, 0.3])
+    expected = BoltzRankLoss(metric=gain).value_and_grad(eight_queries_scores, state)[0]
     for other in (copy.deepcopy(gain), get_ranking_scorer("ndcg@5")):
-        assert BoltzRankLoss(metric=other).value_and_grad(scores, state)[0] == expected
+        assert BoltzRankLoss(metric=other).value_and_grad(eight_queries_scores, state)[0] == expected
     with pytest.raises(ValueError, match="prepared by a BoltzRankLoss with metric="):
-        BoltzRankLoss(metric=get_ranking_scorer("ndcg@4")).value_and_grad(scores, state)
+        BoltzRankLoss(metric=get_ranking_scorer("ndcg@4")).value_and_grad(eight_queries_scores, state)
 
 
-def test_huge_but_finite_validation_features_do_not_stop_the_fit(data):
+def test_huge_but_finite_validation_features_do_not_stop_the_fit(eight_queries):
     """Infinite validation scores still rank; only NaN ones are an error."""
-    X, y, qid = data
-    model = ListNetRanker(**F).fit(X, y, qid=qid)
+    X, y, qid = eight_queries
+    model = ListNetRanker(**THREE_EPOCHS).fit(X, y, qid=qid)
     X_val = X.copy()
     X_val[0] = np.sign(model.coef_) * 1.7e308
     with warnings.catch_warnings():
@@ -561,22 +504,17 @@ def test_huge_but_finite_validation_features_do_not_stop_the_fit(data):
     assert np.isfinite(fitted.coef_).all()
 
 
-# ----------------------------------------------------------------------
-# Issue 27 (losses): a metric returning NaN, silly n_rankings / n_draws,
-# a relevance threshold above every label, sigma beyond the floats.
-
-
 def _nan_metric(y_true, y_score, *, qid, average=True):
     """A metric that returns NaN for every query."""
     return np.nan if average else np.full(len(np.unique(qid)), np.nan)
 
 
-def test_issue27_boltzrank_metric_returning_nan_is_refused_at_prepare(data):
-    """Issue 27: the loss and gradient were NaN without a word.
+def test_metric_returning_nan_is_refused_at_prepare(eight_queries):
+    """The loss and gradient were NaN without a word.
 
     One of the 8 queries has equal labels: its gains are never used, so not counted.
     """
-    _, y, qid = data
+    _, y, qid = eight_queries
     with pytest.raises(ValueError, match=r"^metric=<function _nan_metric .*> returned NaN or "
                                          r"infinite values for 35 of 40 \(query, sample\) "
                                          r"pairs, in 7 of 8 queries \(the first: qid=0, e\.g\. "
@@ -584,8 +522,8 @@ def test_issue27_boltzrank_metric_returning_nan_is_refused_at_prepare(data):
         BoltzRankLoss(5, metric=_nan_metric).prepare(y, qid, random_state=0)
 
 
-def test_issue27_boltzrank_infinite_gain_of_one_query_is_refused():
-    """Issue 27: one infinite gain is named, with its query; finite gains of any size pass."""
+def test_infinite_gain_of_one_query_is_refused():
+    """One infinite gain is named, with its query; finite gains of any size pass."""
     y, qid = np.array([0, 1, 2, 0, 1]), np.array([3, 3, 3, 7, 7])
 
     def metric(y_true, y_score, *, qid, average=True):
@@ -604,7 +542,7 @@ def test_issue27_boltzrank_infinite_gain_of_one_query_is_refused():
     BoltzRankLoss(4, metric=huge).prepare(y, qid, random_state=0)
 
 
-def test_issue27_nan_gains_of_queries_with_equal_labels_are_unused_and_accepted():
+def test_nan_gains_of_queries_with_equal_labels_are_unused_and_accepted():
     """no_relevant='skip' gives NaN to a query without relevant documents: it contributes 0."""
     from functools import partial
 
@@ -618,34 +556,30 @@ def test_issue27_nan_gains_of_queries_with_equal_labels_are_unused_and_accepted(
     assert np.isfinite(value) and np.isfinite(grad).all() and (grad[:3] == 0).all()
 
 
-def test_issue27_boltzrank_ranker_names_the_metric_not_the_step_size(data):
-    """Issue 27: the fit raised a DivergenceError blaming learning_rate_init and X."""
-    X, y, qid = data
+def test_the_ranker_names_the_metric_not_the_step_size(eight_queries):
+    """The fit raised a DivergenceError blaming learning_rate_init and X."""
+    X, y, qid = eight_queries
     with pytest.raises(ValueError, match=r"^metric=<function _nan_metric .*> returned NaN"):
-        BoltzRankRanker(metric=_nan_metric, **F).fit(X, y, qid=qid)
+        BoltzRankRanker(metric=_nan_metric, **THREE_EPOCHS).fit(X, y, qid=qid)
 
 
 @pytest.mark.parametrize("make", [lambda n: BoltzRankLoss(n),
                                   lambda n: LogRankLoss(n_rankings=n, sampler="walk")])
-def test_issue27_n_rankings_beyond_an_array_is_a_value_error(make):
-    """Issue 27: numpy's 'array is too big' named no parameter (checked before allocating)."""
+def test_n_rankings_beyond_an_array_is_a_value_error(make):
+    """numpy's 'array is too big' named no parameter (checked before allocating)."""
     with pytest.raises(ValueError, match=r"^n_rankings must be at most \d+: the rank samples "
                                          r"of 2 rows in 1 query \(\d+ bytes per ranking\) "
                                          r".* got n_rankings=4611686018427387904\.$"):
         make(2**62).prepare([0, 1], [0, 0])
 
 
-def _fail_to_allocate(*args, **kwargs):
-    raise MemoryError("Unable to allocate 7.28 TiB for an array")
-
-
 @pytest.mark.parametrize("make, target", [
     (lambda n: BoltzRankLoss(n), "skrank.losses._boltzrank._samples"),
     (lambda n: LogRankLoss(n_rankings=n, sampler="walk"), "skrank.losses._logrank._walk_block"),
 ])
-def test_issue27_failed_allocation_names_n_rankings(monkeypatch, make, target):
-    """Issue 27: a MemoryError named no parameter (the allocation is faked here)."""
-    monkeypatch.setattr(target, _fail_to_allocate)
+def test_failed_allocation_names_n_rankings(monkeypatch, make, target):
+    """A MemoryError named no parameter (the allocation is faked here)."""
+    monkeypatch.setattr(target, fail_to_allocate)
     with pytest.raises(MemoryError, match=r"^n_rankings=10 needs about [\d.]+ (bytes|KiB|MiB) for the rank "
                                           r"samples of 8 rows in 1 query \(\d+ bytes per "
                                           r"ranking\); lower n_rankings\.$") as info:
@@ -653,10 +587,10 @@ def test_issue27_failed_allocation_names_n_rankings(monkeypatch, make, target):
     assert "Unable to allocate" in str(info.value.__cause__)
 
 
-def test_issue27_failed_allocation_names_n_draws(monkeypatch, memory_available):
-    """Issue 27: query_uniforms(layout, 0, 10**12) gave numpy's MemoryError (faked here)."""
+def test_failed_allocation_names_n_draws(monkeypatch, memory_available):
+    """query_uniforms(layout, 0, 10**12) gave numpy's MemoryError (faked here)."""
     memory_available(None)  # unknown: the allocation is tried, and fails
-    monkeypatch.setattr("skrank.losses._query_random._mix", _fail_to_allocate)
+    monkeypatch.setattr("skrank.losses._query_random._mix", fail_to_allocate)
     with pytest.raises(MemoryError, match=r"^n_draws=1000000000000 needs about 58\.2 TiB "
                                           r"for 8 rows times n_draws 64-bit draws; lower "
                                           r"n_draws\.$"):
@@ -694,19 +628,19 @@ def test_draws_beyond_any_memory_are_refused_before_allocating():
         query_uniforms(QueryLayout(np.zeros(8, dtype=int)), 0, 10**12)
 
 
-def test_issue27_logrank_threshold_above_every_label_warns_at_prepare(data, scores):
-    """Issue 27: the loss was 0 with a zero gradient without a word.
+def test_threshold_above_every_label_warns_at_prepare(eight_queries, eight_queries_scores):
+    """The loss was 0 with a zero gradient without a word.
 
     The loss warns (it is prepared on single queries too, where a query
     without a good document rightly gives 0); the ranker raises.
     """
-    X, y, qid = data
+    X, y, qid = eight_queries
     loss = LogRankLoss(relevance_threshold=100)
     with pytest.warns(UserWarning, match=r"^LogRankLoss: relevance_threshold=100\.0 is above "
                                          r"every label \(largest: 4\.0\): no document is "
                                          r"good, so the loss is 0"):
         state = loss.prepare(y, qid)
-    assert loss.value_and_grad(scores, state)[0] == 0.0
+    assert loss.value_and_grad(eight_queries_scores, state)[0] == 0.0
     with pytest.raises(ValueError, match=r"^relevance_threshold=100 is above every label"):
         LogRankRanker(relevance_threshold=100, max_iter=3).fit(X, y, qid=qid)
 
@@ -714,8 +648,8 @@ def test_issue27_logrank_threshold_above_every_label_warns_at_prepare(data, scor
 @pytest.mark.parametrize("sigma", [1e-310, 5e-324, 1e308, 2e307])
 @pytest.mark.parametrize("make", [SoftRankLoss, lambda sigma: SoftRankRanker(sigma=sigma)
                                   .fit(np.zeros((2, 1)), [0, 1], qid=[0, 0])])
-def test_issue27_sigma_beyond_the_floats_is_refused(make, sigma):
-    """Issue 27: infinite gradients below a normal float, overflow warnings above 1.5e307."""
+def test_sigma_beyond_the_floats_is_refused(make, sigma):
+    """Infinite gradients below a normal float, overflow warnings above 1.5e307."""
     with pytest.raises(InvalidParameterError,
                        match=rf"The 'sigma' parameter of SoftRank\w+ must be a float "
                              rf"\(not a bool\) in the range .* Got {re.escape(repr(sigma))} instead"):
@@ -723,7 +657,7 @@ def test_issue27_sigma_beyond_the_floats_is_refused(make, sigma):
 
 
 @pytest.mark.parametrize("sigma", [2.2250738585072014e-308, 1e-300, 1.4954835366513482e307])
-def test_issue27_sigma_at_the_ends_of_its_range_gives_finite_values_without_warnings(sigma):
+def test_sigma_at_the_ends_of_its_range_gives_finite_values_without_warnings(sigma):
     y, qid = np.array([0, 1, 2, 0, 1]), np.zeros(5)
     loss = SoftRankLoss(sigma=sigma)
     state = loss.prepare(y, qid)

@@ -155,5 +155,3 @@ def test_beats_pointwise_ridge_on_listwise_data():
     assert ranker.score(X_test, y_test, qid=qid_test) > ndcg_score(
         y_test, ridge.predict(X_test), qid=qid_test, k=10
     )
-
-

@@ -48,7 +48,7 @@ def _reference_entries():
     fixture, which skips the test (fails it when ``CI=true``); collection
     itself must never depend on the data.
     """
-    from conftest import _shared_data_dir
+    from tests.conftest import _shared_data_dir
 
     path = _shared_data_dir() / "reference_metrics.json"
     if not path.is_file():

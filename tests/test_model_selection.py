@@ -40,7 +40,7 @@ from skrank.model_selection._common import group_folds
 from skrank.preprocessing import QueryNormalizer
 from skrank.utils import QueryLayout
 
-from _folds import GroupKFold  # the folds of skrank's integer cv
+from tests._folds import GroupKFold  # the folds of skrank's integer cv
 
 N_QUERIES = 40
 ALPHAS = [0.01, 1000.0]

@@ -7,49 +7,36 @@ normalises each side with its own query ids, fits the final estimator (with
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.base import clone
 from sklearn.linear_model import Ridge
 from sklearn.metrics import r2_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skrank.datasets import make_ranking
 from skrank.metrics import get_ranking_scorer, ndcg_score
-from skrank.model_selection import (
-    RankerRandomizedSearchCV,
-    RankerSearchCV,
-    cross_validate_ranker,
-)
+from skrank.model_selection import RankerRandomizedSearchCV, RankerSearchCV, cross_validate_ranker
 from skrank.preprocessing import QueryNormalizer
 from skrank.rankers import ListNetRanker
-from skrank.utils._routing import fit_qid_params, predict_scores, takes_qid
+from skrank.utils._routing import fit_qid_params, predict_scores
 
-from _folds import GroupKFold  # the folds of skrank's integer cv
-
-N_FOLDS = 3
-#: few iterations, no early stopping: fast, and deterministic given the seed
-LISTNET = {"random_state": 0, "max_iter": 30, "early_stopping": False}
-ALPHAS = [1e-4, 10.0]
+from tests._data import scaled_queries
+from tests._folds import GroupKFold  # the folds of skrank's integer cv
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning"
 )
 
 
-def _scaled_queries(n_queries, seed):
-    """Queries whose feature scales differ by query, so normalisation matters."""
-    X, y, qid = make_ranking(
-        n_queries=n_queries, n_docs=(4, 10), n_features=4, noise=1.0, random_state=seed
-    )
-    scale = np.random.default_rng(seed).uniform(0.1, 10.0, size=qid.max() + 1)
-    return X * scale[qid][:, None], y, qid
+N_FOLDS = 3
+#: few iterations, no early stopping: fast, and deterministic given the seed
+LISTNET = {"random_state": 0, "max_iter": 30, "early_stopping": False}
+ALPHAS = [1e-4, 10.0]
 
 
 @pytest.fixture(scope="module")
 def data():
     """30 queries whose feature scales differ by query."""
-    return _scaled_queries(30, seed=0)
+    return scaled_queries(30, seed=0)
 
 
 def _takes_qid(estimator):
@@ -138,23 +125,6 @@ def test_passthrough_and_nested_pipelines(data, make, final):
     )
 
 
-def test_fit_qid_params_names_the_steps_that_take_qid(data):
-    qid = data[2]
-    assert set(fit_qid_params(make_pipeline(QueryNormalizer(), Ridge()), qid)) == {
-        "querynormalizer__qid"
-    }
-    assert set(fit_qid_params(make_pipeline(QueryNormalizer(), ListNetRanker()), qid)) == {
-        "querynormalizer__qid", "listnetranker__qid"
-    }
-    nested = Pipeline([
-        ("prep", make_pipeline(StandardScaler(), QueryNormalizer())),
-        ("ranker", ListNetRanker()),
-    ])
-    assert set(fit_qid_params(nested, qid)) == {"prep__querynormalizer__qid", "ranker__qid"}
-    assert fit_qid_params(make_pipeline(StandardScaler(), Ridge()), qid) == {}
-    assert fit_qid_params(ListNetRanker(), qid).keys() == {"qid"}
-
-
 def test_search_pipeline_routing_off_equals_hand_loop(data):
     X, y, qid = data
     pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**LISTNET))
@@ -198,45 +168,6 @@ def test_scorer_walks_a_pipeline_fitted_by_hand(data):
     hand = _hand_predict(_hand_fit(ListNetRanker(**LISTNET), X, y, qid), X, qid)
     got = get_ranking_scorer("ndcg@10")(pipe, X, y, qid=qid)
     assert got == pytest.approx(_ndcg10(y, hand, qid), rel=1e-12)
-
-
-class _TransformOnlyQid(TransformerMixin, BaseEstimator):
-    """Takes qid in transform, but inherits a fit_transform that does not."""
-
-    def fit(self, X, y=None):
-        return self
-
-    def transform(self, X, *, qid=None):
-        return X
-
-
-@pytest.mark.parametrize(
-    "pipe, match",
-    [
-        (
-            make_pipeline(
-                ColumnTransformer([("norm", QueryNormalizer(), [0, 1])]), Ridge()
-            ),
-            (r"step 'columntransformer': ColumnTransformer has steps that take qid "
-             r"\(norm\).*metadata routing off"),
-        ),
-        (
-            TransformedTargetRegressor(regressor=ListNetRanker()),
-            r"TransformedTargetRegressor has steps that take qid \(regressor\)",
-        ),
-        (
-            make_pipeline(_TransformOnlyQid(), Ridge()),
-            r"takes qid in transform but not in fit_transform",
-        ),
-    ],
-    ids=["ColumnTransformer", "TransformedTargetRegressor", "transform-only"],
-)
-def test_unreachable_qid_consumers_are_refused(data, pipe, match):
-    X, y, qid = data
-    with pytest.raises(ValueError, match=match):
-        cross_validate_ranker(pipe, X, y, qid=qid, cv=N_FOLDS)
-    with pytest.raises(ValueError, match=match):
-        RankerSearchCV(pipe, {}, cv=N_FOLDS).fit(X, y, qid=qid)
 
 
 # ----------------------------------------------------------------------------
@@ -359,32 +290,11 @@ def test_grid_that_swaps_steps_runs_with_routing_on(data, metadata_routing):
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-12)
 
 
-class _FitTransformQid(TransformerMixin, BaseEstimator):
-    """Takes qid in fit_transform only."""
-
-    def fit(self, X, y=None):
-        return self
-
-    def fit_transform(self, X, y=None, *, qid=None):
-        return X
-
-    def transform(self, X):
-        return X
-
-
-def test_takes_qid_is_the_rule_of_the_pipeline_steps():
-    # One rule for the estimator and its steps: fit_transform counts too.
-    assert takes_qid(_FitTransformQid())
-    assert takes_qid(make_pipeline(_FitTransformQid(), Ridge()))
-    assert takes_qid(ListNetRanker())
-    assert not takes_qid(make_pipeline(StandardScaler(), Ridge()))
-
-
 # ----------------------------------------------------------------------------
 # transform_input=["X_val"]: scikit-learn transforms X_val with the training qid
 @pytest.fixture(scope="module")
 def validation():
-    return _scaled_queries(8, seed=1)
+    return scaled_queries(8, seed=1)
 
 
 def _early_stopping_ranker():

@@ -10,7 +10,7 @@ from sklearn.model_selection import ParameterSampler
 from skrank import ListNetRanker, make_ranking, ndcg_score
 from skrank.model_selection import RankerRandomizedSearchCV, RankerSearchCV
 
-from _folds import GroupKFold  # the folds of skrank's integer cv
+from tests._folds import GroupKFold  # the folds of skrank's integer cv
 
 DISTRIBUTIONS = {"alpha": loguniform(1e-3, 1e3)}
 

@@ -16,72 +16,31 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 from sklearn.metrics import make_scorer, r2_score
-from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GroupKFold as SklearnGroupKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skrank.datasets import make_ranking
 from skrank.inspection import permutation_importance
 from skrank.metrics import get_ranking_scorer, make_ranking_scorer, ndcg_score
-from skrank.model_selection import (
-    RankerRandomizedSearchCV,
-    RankerSearchCV,
-    cross_validate_ranker,
-)
-from skrank.rankers import ListNetRanker
+from skrank.model_selection import cross_validate_ranker
+
+from tests._inputs import HUGE
+from tests._selection import N_ROWS, SEARCHES, grid_search, run_tool, three_epoch_listnet
 
 # ListNet with max_iter=3, the campaign's fast ranker, stops before converging
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
-N_ROWS = 40
-HUGE = [2**63, 10**23]
-
 
 @pytest.fixture(scope="module")
-def data():
-    """40 rows: 8 queries of 5 documents, 3 features (the fuzzing campaign's)."""
-    return make_ranking(n_queries=8, n_docs=5, n_features=3, random_state=0)
-
-
-def _listnet():
-    return ListNetRanker(max_iter=3, early_stopping=False, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def listnet(data):
-    X, y, qid = data
-    return _listnet().fit(X, y, qid=qid)
-
-
-def _grid(**params):
-    return RankerSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, **params)
-
-
-def _randomized(**params):
-    return RankerRandomizedSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, n_iter=2,
-                                    random_state=0, **params)
-
-
-SEARCHES = {"RankerSearchCV": _grid, "RankerRandomizedSearchCV": _randomized}
-
-
-def _run(tool, data, **params):
-    """Run one of the tools on ``data`` with ``params`` (cv=2 unless given)."""
-    X, y, qid = data
-    if tool == "permutation_importance":
-        model = Ridge().fit(X, y)
-        return permutation_importance(model, X, y, qid=qid, n_repeats=2, random_state=0,
-                                      **params)
-    params = {"cv": 2, **params}
-    if tool == "cross_validate_ranker":
-        return cross_validate_ranker(Ridge(), X, y, qid=qid, **params)
-    return SEARCHES[tool](**params).fit(X, y, qid=qid)
+def listnet(eight_queries):
+    X, y, qid = eight_queries
+    return three_epoch_listnet().fit(X, y, qid=qid)
 
 
 TOOLS = ["permutation_importance", "cross_validate_ranker", *SEARCHES]
 CV_TOOLS = ["cross_validate_ranker", *SEARCHES]
 
 
-# 12. scoring a metric function; permutation_importance's other arguments ----
 def _scorer_message(name, given, signature, hint):
     return (rf"^{re.escape(name)} must be a scorer, called as scorer\(estimator, X, y, "
             rf"qid=qid\), such as get_ranking_scorer\('ndcg@10'\) or "
@@ -90,39 +49,39 @@ def _scorer_message(name, given, signature, hint):
 
 
 @pytest.mark.parametrize("tool", TOOLS)
-def test_metric_function_as_scoring_is_refused_naming_it(tool, data):
+def test_metric_function_as_scoring_is_refused_naming_it(tool, eight_queries):
     message = _scorer_message(
         "scoring", "ndcg_score", "(y_true, y_score, *, qid=None, ...)",
         "a metric function: make it a scorer with make_ranking_scorer(ndcg_score)")
     with pytest.raises(TypeError, match=message):
-        _run(tool, data, scoring=ndcg_score)
+        run_tool(tool, eight_queries, scoring=ndcg_score)
 
 
-def test_metric_function_in_a_scoring_dict_is_refused_naming_its_key(data):
+def test_metric_function_in_a_scoring_dict_is_refused_naming_its_key(eight_queries):
     message = _scorer_message(
         "scoring['ndcg']", "ndcg_score", "(y_true, y_score, *, qid=None, ...)",
         "a metric function: make it a scorer with make_ranking_scorer(ndcg_score)")
     with pytest.raises(TypeError, match=message):
-        _run("cross_validate_ranker", data,
+        run_tool("cross_validate_ranker", eight_queries,
              scoring={"map": "map", "ndcg": ndcg_score})
 
 
-def test_pointwise_metric_function_as_scoring_points_to_make_scorer(data):
+def test_pointwise_metric_function_as_scoring_points_to_make_scorer(eight_queries):
     message = _scorer_message(
         "scoring", "r2_score", "(y_true, y_pred, *, sample_weight=None, ...)",
         "a metric function: make it a scorer with sklearn.metrics.make_scorer(r2_score)")
     with pytest.raises(TypeError, match=message):
-        _run("permutation_importance", data, scoring=r2_score)
+        run_tool("permutation_importance", eight_queries, scoring=r2_score)
 
 
-def test_callable_that_cannot_take_estimator_x_y_is_refused(data):
+def test_callable_that_cannot_take_estimator_x_y_is_refused(eight_queries):
     def two_arguments(estimator, X):
         return 0.0
 
     message = _scorer_message("scoring", "two_arguments", "(estimator, X)",
                               "which cannot be called that way")
     with pytest.raises(TypeError, match=message):
-        _run("cross_validate_ranker", data, scoring=two_arguments)
+        run_tool("cross_validate_ranker", eight_queries, scoring=two_arguments)
 
 
 @pytest.mark.parametrize("scoring", [
@@ -130,9 +89,9 @@ def test_callable_that_cannot_take_estimator_x_y_is_refused(data):
     get_ranking_scorer("ndcg@10"),
     "ndcg@10",
 ], ids=["make_ranking_scorer", "get_ranking_scorer", "name"])
-def test_scorers_of_a_metric_agree(scoring, data):
-    got = _run("cross_validate_ranker", data, scoring=scoring)["test_score"]
-    expected = _run("cross_validate_ranker", data, scoring="ndcg@10")["test_score"]
+def test_scorers_of_a_metric_agree(scoring, eight_queries):
+    got = run_tool("cross_validate_ranker", eight_queries, scoring=scoring)["test_score"]
+    expected = run_tool("cross_validate_ranker", eight_queries, scoring="ndcg@10")["test_score"]
     np.testing.assert_array_equal(got, expected)
 
 
@@ -141,36 +100,36 @@ def test_scorers_of_a_metric_agree(scoring, data):
     lambda estimator, X, y: r2_score(y, estimator.predict(X)),
     lambda estimator, X, y, *, qid: r2_score(y, estimator.predict(X)),
 ], ids=["make_scorer", "estimator-X-y", "estimator-X-y-qid"])
-def test_callables_taking_estimator_x_y_are_still_scorers(scoring, data):
-    got = _run("cross_validate_ranker", data, scoring=scoring)["test_score"]
-    expected = _run("cross_validate_ranker", data, scoring="r2")["test_score"]
+def test_callables_taking_estimator_x_y_are_still_scorers(scoring, eight_queries):
+    got = run_tool("cross_validate_ranker", eight_queries, scoring=scoring)["test_score"]
+    expected = run_tool("cross_validate_ranker", eight_queries, scoring="r2")["test_score"]
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-def test_permutation_importance_of_a_ranker_refuses_a_metric_function(data, listnet):
-    X, y, qid = data
+def test_permutation_importance_of_a_ranker_refuses_a_metric_function(eight_queries, listnet):
+    X, y, qid = eight_queries
     with pytest.raises(TypeError, match=r"^scoring must be a scorer.* got scoring=ndcg_score "):
         permutation_importance(listnet, X, y, qid=qid, scoring=ndcg_score)
 
 
 @pytest.mark.parametrize("n", [3, N_ROWS + 1])
-def test_wrong_length_sample_weight_names_sample_weight_and_both_lengths(n, data, listnet):
-    X, y, qid = data
+def test_wrong_length_sample_weight_names_sample_weight_and_both_lengths(n, eight_queries, listnet):
+    X, y, qid = eight_queries
     message = (rf"^sample_weight must have one entry per row of X: X has {N_ROWS} rows, "
                rf"sample_weight has {n}\.$")
     with pytest.raises(ValueError, match=message):
         permutation_importance(listnet, X, y, qid=qid, sample_weight=np.ones(n))
 
 
-def test_wrong_length_y_names_y_and_both_lengths(data, listnet):
-    X, y, qid = data
+def test_wrong_length_y_names_y_and_both_lengths(eight_queries, listnet):
+    X, y, qid = eight_queries
     with pytest.raises(ValueError, match=rf"^y must have one entry per row of X: X has "
                                          rf"{N_ROWS} rows, y has 3\.$"):
         permutation_importance(listnet, X, y[:3], qid=qid)
 
 
-def test_scalar_sample_weight_is_refused_naming_it(data, listnet):
-    X, y, qid = data
+def test_scalar_sample_weight_is_refused_naming_it(eight_queries, listnet):
+    X, y, qid = eight_queries
     with pytest.raises(TypeError, match=rf"^sample_weight must be an array-like with one "
                                         rf"entry per row of X \({N_ROWS}\), got "
                                         rf"sample_weight=2\.0\.$"):
@@ -178,9 +137,9 @@ def test_scalar_sample_weight_is_refused_naming_it(data, listnet):
 
 
 @pytest.mark.parametrize("random_state", ["x", -1, 2.5, 2**32])
-def test_bad_random_state_of_permutation_importance_names_random_state(random_state, data,
+def test_bad_random_state_of_permutation_importance_names_random_state(random_state, eight_queries,
                                                                          listnet):
-    X, y, qid = data
+    X, y, qid = eight_queries
     message = (r"^random_state must be None, an int in \[0, 2\*\*32 - 1\] or a "
                rf"numpy\.random\.RandomState, got random_state={re.escape(repr(random_state))}"
                r" \(.+\)\.$")
@@ -188,42 +147,28 @@ def test_bad_random_state_of_permutation_importance_names_random_state(random_st
         permutation_importance(listnet, X, y, qid=qid, random_state=random_state)
 
 
-# 13. n_jobs beyond joblib's range, 0 and bool ---------------------------------
-def _n_jobs_message(value):
-    return (r"^n_jobs must be None or a nonzero int( \(not a bool\))?: the number of "
-            rf"joblib workers, or -1 for all CPUs; got n_jobs={re.escape(repr(value))}\.$")
-
-
 @pytest.mark.parametrize("value", HUGE)
-def test_huge_n_jobs_of_cross_validate_ranker_is_one_worker_per_fold(value, data):
-    X, y, qid = data
-    got = cross_validate_ranker(_listnet(), X, y, qid=qid, cv=2, n_jobs=value)
-    expected = cross_validate_ranker(_listnet(), X, y, qid=qid, cv=2)
+def test_huge_n_jobs_of_cross_validate_ranker_is_one_worker_per_fold(value, eight_queries):
+    X, y, qid = eight_queries
+    got = cross_validate_ranker(three_epoch_listnet(), X, y, qid=qid, cv=2, n_jobs=value)
+    expected = cross_validate_ranker(three_epoch_listnet(), X, y, qid=qid, cv=2)
     np.testing.assert_array_equal(got["test_score"], expected["test_score"])
 
 
 @pytest.mark.parametrize("value", HUGE)
-def test_huge_n_jobs_of_permutation_importance_is_one_worker_per_feature(value, data,
+def test_huge_n_jobs_of_permutation_importance_is_one_worker_per_feature(value, eight_queries,
                                                                           listnet):
-    X, y, qid = data
+    X, y, qid = eight_queries
     got = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0,
                                  n_jobs=value)
     expected = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0)
     np.testing.assert_array_equal(got.importances, expected.importances)
 
 
-@pytest.mark.parametrize("tool", ["permutation_importance", "cross_validate_ranker"])
-def test_huge_negative_n_jobs_is_joblibs_one_worker(tool, data):
-    got = _run(tool, data, n_jobs=-(2**63))
-    expected = _run(tool, data)
-    key = "importances" if tool == "permutation_importance" else "test_score"
-    np.testing.assert_array_equal(got[key], expected[key])
-
-
 @pytest.mark.parametrize("value", HUGE)
 @pytest.mark.parametrize("search", SEARCHES)
-def test_huge_n_jobs_of_the_searches_is_one_worker_per_fit(search, value, data):
-    X, y, qid = data
+def test_huge_n_jobs_of_the_searches_is_one_worker_per_fit(search, value, eight_queries):
+    X, y, qid = eight_queries
     got = SEARCHES[search](cv=2, n_jobs=value).fit(X, y, qid=qid)
     expected = SEARCHES[search](cv=2).fit(X, y, qid=qid)
     assert got.n_jobs == value  # the parameter is given back after the fit
@@ -231,28 +176,14 @@ def test_huge_n_jobs_of_the_searches_is_one_worker_per_fit(search, value, data):
                                   expected.cv_results_["mean_test_score"])
 
 
-@pytest.mark.parametrize("tool", ["permutation_importance", "cross_validate_ranker"])
-def test_n_jobs_0_is_refused_naming_n_jobs(tool, data):
-    with pytest.raises(ValueError, match=_n_jobs_message(0)):
-        _run(tool, data, n_jobs=0)
-
-
-@pytest.mark.parametrize("value", [True, False, np.True_, 2.0, "2"])
-@pytest.mark.parametrize("tool", ["permutation_importance", "cross_validate_ranker"])
-def test_n_jobs_that_is_not_an_int_is_refused_naming_n_jobs(tool, value, data):
-    with pytest.raises(TypeError, match=_n_jobs_message(value)):
-        _run(tool, data, n_jobs=value)
-
-
 @pytest.mark.parametrize("search", SEARCHES)
-def test_n_jobs_0_of_the_searches_is_refused_naming_n_jobs(search, data):
-    X, y, qid = data
+def test_n_jobs_0_of_the_searches_is_refused_naming_n_jobs(search, eight_queries):
+    X, y, qid = eight_queries
     message = rf"^The 'n_jobs' parameter of {search} must be .* or None\. Got 0 instead\.$"
     with pytest.raises(InvalidParameterError, match=message):
         SEARCHES[search](cv=2, n_jobs=0).fit(X, y, qid=qid)
 
 
-# 14. custom cv splits that do not index the rows ------------------------------
 ROWS = np.arange(N_ROWS)
 GOOD = (ROWS[:20], ROWS[20:])
 
@@ -325,10 +256,10 @@ BAD_SPLITS = {
 
 @pytest.mark.parametrize("case", BAD_SPLITS)
 @pytest.mark.parametrize("tool", CV_TOOLS)
-def test_cv_split_that_does_not_index_the_rows_is_refused_naming_it(tool, case, data):
+def test_cv_split_that_does_not_index_the_rows_is_refused_naming_it(tool, case, eight_queries):
     cv, message = BAD_SPLITS[case]
     with pytest.raises(ValueError, match=f"^{message}$"):
-        _run(tool, data, cv=cv)
+        run_tool(tool, eight_queries, cv=cv)
 
 
 class _NoSplits:
@@ -345,38 +276,38 @@ class _NoSplits:
 
 
 @pytest.mark.parametrize("tool", CV_TOOLS)
-def test_splitter_that_yields_no_split_is_refused(tool, data):
+def test_splitter_that_yields_no_split_is_refused(tool, eight_queries):
     with pytest.raises(ValueError, match=r"^cv gave no splits: cv=_NoSplits\(\) yielded no "
                                          r"\(train, test\) pair; give at least one split\.$"):
-        _run(tool, data, cv=_NoSplits())
+        run_tool(tool, eight_queries, cv=_NoSplits())
 
 
 @pytest.mark.parametrize("cv", [True, False, np.True_, 2.5, "abc"])
-def test_cv_that_is_not_a_number_of_folds_or_splits_is_refused(cv, data):
+def test_cv_that_is_not_a_number_of_folds_or_splits_is_refused(cv, eight_queries):
     message = (r"^cv must be an int \(the number of folds\), a splitter or an iterable of "
                rf"\(train, test\) index arrays, got cv={re.escape(repr(cv))}\.$")
     with pytest.raises(TypeError, match=message):
-        _run("cross_validate_ranker", data, cv=cv)
+        run_tool("cross_validate_ranker", eight_queries, cv=cv)
 
 
 @pytest.mark.parametrize("search", SEARCHES)
-def test_cv_true_of_the_searches_is_refused_naming_cv(search, data):
-    X, y, qid = data
+def test_cv_true_of_the_searches_is_refused_naming_cv(search, eight_queries):
+    X, y, qid = eight_queries
     message = rf"^The 'cv' parameter of {search} must be .*\. Got True instead\.$"
     with pytest.raises(InvalidParameterError, match=message):
         SEARCHES[search](cv=True).fit(X, y, qid=qid)
 
 
 @pytest.mark.parametrize("tool", CV_TOOLS)
-def test_masks_and_lists_index_the_rows_as_index_arrays(tool, data):
-    X, y, qid = data
-    folds = list(GroupKFold(2).split(X, y, groups=qid))
+def test_masks_and_lists_index_the_rows_as_index_arrays(tool, eight_queries):
+    X, y, qid = eight_queries
+    folds = list(SklearnGroupKFold(2).split(X, y, groups=qid))
     as_masks = [(_mask(train), _mask(test)) for train, test in folds]
     as_lists = [(train.tolist(), test.tolist()) for train, test in folds]
     key = "test_score" if tool == "cross_validate_ranker" else "mean_test_score"
 
     def scores(cv):
-        got = _run(tool, data, cv=cv)
+        got = run_tool(tool, eight_queries, cv=cv)
         return got[key] if tool == "cross_validate_ranker" else got.cv_results_[key]
 
     expected = scores(folds)
@@ -384,8 +315,8 @@ def test_masks_and_lists_index_the_rows_as_index_arrays(tool, data):
     np.testing.assert_array_equal(scores(as_lists), expected)
 
 
-def test_returned_indices_of_a_mask_split_are_row_numbers(data):
-    X, y, qid = data
+def test_returned_indices_of_a_mask_split_are_row_numbers(eight_queries):
+    X, y, qid = eight_queries
     train, test = _mask(ROWS[:20]), _mask(ROWS[20:])
     got = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=[(train, test)],
                                 return_indices=True)
@@ -393,10 +324,9 @@ def test_returned_indices_of_a_mask_split_are_row_numbers(data):
     np.testing.assert_array_equal(got["indices"]["test"][0], ROWS[20:])
 
 
-# 15. the methods of a search fitted with refit=False -------------------------
 @pytest.fixture(scope="module", params=list(SEARCHES))
-def unrefitted(request, data):
-    X, y, qid = data
+def unrefitted(request, eight_queries):
+    X, y, qid = eight_queries
     return SEARCHES[request.param](cv=2, refit=False).fit(X, y, qid=qid)
 
 
@@ -406,8 +336,8 @@ def _refit_message(search, attr):
             r"estimator manually using the `best_params_` attribute$")
 
 
-def test_predict_after_refit_false_is_scikit_learns_attribute_error(unrefitted, data):
-    X, _, qid = data
+def test_predict_after_refit_false_is_scikit_learns_attribute_error(unrefitted, eight_queries):
+    X, _, qid = eight_queries
     name = type(unrefitted).__name__
     assert not hasattr(unrefitted, "predict")
     with pytest.raises(AttributeError, match=rf"^This '{name}' has no attribute "
@@ -417,17 +347,17 @@ def test_predict_after_refit_false_is_scikit_learns_attribute_error(unrefitted, 
     assert re.match(_refit_message(name, "predict"), str(raised.value.__cause__))
 
 
-def test_score_after_refit_false_is_scikit_learns_attribute_error(unrefitted, data):
-    X, y, qid = data
+def test_score_after_refit_false_is_scikit_learns_attribute_error(unrefitted, eight_queries):
+    X, y, qid = eight_queries
     with pytest.raises(AttributeError,
                        match=_refit_message(type(unrefitted).__name__, "score")):
         unrefitted.score(X, y, qid=qid)
 
 
-def test_refit_false_errors_are_those_of_grid_search_cv(data):
+def test_refit_false_errors_are_those_of_grid_search_cv(eight_queries):
     """The oracle: scikit-learn's GridSearchCV fitted with refit=False."""
-    X, y, qid = data
-    ours = _grid(cv=2, refit=False).fit(X, y, qid=qid)
+    X, y, qid = eight_queries
+    ours = grid_search(cv=2, refit=False).fit(X, y, qid=qid)
     theirs = GridSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, cv=2, refit=False).fit(X, y)
 
     def errors(search, call):
@@ -442,8 +372,8 @@ def test_refit_false_errors_are_those_of_grid_search_cv(data):
                                                                     lambda s: s.score(X, y))
 
 
-def test_refit_false_search_finds_the_parameters_of_a_refitted_one(unrefitted, data):
-    X, y, qid = data
+def test_refit_false_search_finds_the_parameters_of_a_refitted_one(unrefitted, eight_queries):
+    X, y, qid = eight_queries
     refitted = SEARCHES[type(unrefitted).__name__](cv=2).fit(X, y, qid=qid)
     assert unrefitted.best_params_ == refitted.best_params_
     assert not hasattr(unrefitted, "best_estimator_")

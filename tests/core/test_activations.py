@@ -1,4 +1,4 @@
-"""Activations of the networks' units (skrank._core._activations)."""
+"""Activations of the networks' units (skrank/_core/_activations.py)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from skrank._core._activations import ACTIVATIONS, OUTPUT_ACTIVATIONS
 
-from _network_helpers import NONLINEAR_OUTPUTS
+from tests._network_helpers import NONLINEAR_OUTPUTS
 
 
 @pytest.mark.parametrize("activation", sorted(ACTIVATIONS))

@@ -1,4 +1,4 @@
-"""The pairwise network of BoltzRank2 (skrank._core._pairwise_network)."""
+"""The pairwise network of BoltzRank2 (skrank/_core/_pairwise_network.py)."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from skrank._core._networks import LinearNetwork, MLPNetwork
 from skrank._core._pairwise_network import PairwiseNetwork
 from skrank.utils import QueryLayout
 
-from _network_helpers import _FORMULAS, N_FEATURES, _numeric_grad, _random_params, _X
+from tests._network_helpers import _FORMULAS, N_FEATURES, _numeric_grad, _random_params, _X
 
 PAIR_HIDDEN = (3,)
 # (query id, size) of the queries of the pairwise tests: sizes differ, one

@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from skrank import ListNetRanker
 from skrank._core._solvers import LBFGS, SGD, SOLVERS, Adam, DivergenceError
+
+from tests._inputs import THREE_EPOCHS, diverged
 
 TARGET = np.array([1.0, -2.0, 0.5])
 
@@ -286,3 +289,29 @@ def test_lbfgs_refuses_a_gradient_whose_squared_norm_overflows():
     problem.value_and_grad = lambda params, batch=None: (float(params.sum()),
                                                          np.full_like(params, 1e153))
     LBFGS(max_iter=1, tol=1e-6).minimize(problem, np.zeros(4), Monitor())
+
+
+# ----------------------------------------------------------------------------
+# Adam does not stand still when the squared gradient overflows
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("scale, alpha, cause", [
+    (1.0, 1e300, r"the penalty \(alpha=1e\+300\)"),
+    (1e160, 1e-4, r"the scale of X"),
+])
+def test_adam_with_an_overflowing_squared_gradient_is_a_divergence(scale, alpha, cause, eight_queries):
+    X, y, qid = eight_queries
+    with diverged(ListNetRanker, rf"Likely cause: {cause}") as info:
+        ListNetRanker(alpha=alpha, **THREE_EPOCHS).fit(X * scale, y, qid=qid)
+    assert str(info.value).startswith(
+        "ListNetRanker: the squared gradient (Adam's second-moment estimate) overflowed")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_adam_moves_from_its_initial_weights_on_large_but_finite_gradients(eight_queries):
+    X, y, qid = eight_queries
+    start = ListNetRanker(**{**THREE_EPOCHS, "max_iter": 1}, learning_rate_init=1e-300).fit(X, y, qid=qid)
+    fitted = ListNetRanker(alpha=1e100, **THREE_EPOCHS).fit(X, y, qid=qid)
+    assert np.isfinite(fitted.coef_).all()
+    # the penalty's gradient dominates: every step pulls the weights towards 0
+    assert (np.abs(fitted.coef_) < np.abs(start.coef_)).all()

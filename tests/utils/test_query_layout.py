@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skrank import ndcg_score
 from skrank.utils import QueryLayout
 
 
@@ -38,7 +39,6 @@ def test_reductions_and_expand(query_ids, rng):
     np.testing.assert_array_equal(
         layout.index_in_query, np.concatenate([np.arange(n) for n in layout.sizes])
     )
-
 
 
 def test_cumsum_inside_queries(query_ids, rng):
@@ -79,7 +79,7 @@ def test_cumsum_inside_queries(query_ids, rng):
     ],
 )
 def test_from_sizes_rejects_bad_sizes_and_ids(sizes, unique_qid, error, match):
-    # issue 27: numpy errors ("zero-size array to reduction", "provided out is
+    # were numpy errors ("zero-size array to reduction", "provided out is
     # the wrong size", broadcasting) or silently wrong layouts (n_samples 1 from
     # [-1, 2], -2**63 on overflow, 1.5 truncated, duplicate ids accepted)
     with pytest.raises(error, match=match):
@@ -145,7 +145,7 @@ def test_trusted_sizes_build_what_from_sizes_builds(sizes, with_ids):
     ],
 )
 def test_part_rejects_empty_or_out_of_range(lo, hi, error, match):
-    # issue 27: an empty range failed inside numpy, a range past the queries was cut
+    # an empty range failed inside numpy, a range past the queries was cut
     layout = QueryLayout([5, 5, 6, 7, 7, 7])
     with pytest.raises(error, match=match):
         layout.part(lo, hi)
@@ -166,7 +166,7 @@ def test_part_rejects_empty_or_out_of_range(lo, hi, error, match):
     ],
 )
 def test_query_positions_rejects_bad_queries(queries, error, match):
-    # issue 27: [2] was a bare IndexError, [-1] silently gave rows past n_samples
+    # [2] was a bare IndexError, [-1] silently gave rows past n_samples
     layout = QueryLayout([3, 3, 3, 4, 4])
     with pytest.raises(error, match=match):
         layout.query_positions(queries)
@@ -193,7 +193,7 @@ def test_query_positions_rejects_bad_queries(queries, error, match):
 )
 @pytest.mark.parametrize("delta", [-1, 1])
 def test_wrong_length_arrays_rejected(qid, method, name, length, what, delta):
-    # issue 27: sum(np.ones(5)) on 6 rows gave [3., 2.], to_sorted returned its
+    # sum(np.ones(5)) on 6 rows gave [3., 2.], to_sorted returned its
     # input unchanged, others failed inside numpy without naming the argument
     layout = QueryLayout(qid)
     call = getattr(layout, method)
@@ -207,8 +207,29 @@ def test_wrong_length_arrays_rejected(qid, method, name, length, what, delta):
 
 
 def test_reduce_rejects_a_non_ufunc():
-    # issue 27: "add" failed with AttributeError: 'str' object has no attribute 'reduceat'
+    # "add" failed with AttributeError: 'str' object has no attribute 'reduceat'
     layout = QueryLayout([0, 0, 1])
     with pytest.raises(TypeError, match="ufunc must be a numpy ufunc .* got str 'add'"):
         layout.reduce("add", np.ones(3))
     np.testing.assert_array_equal(layout.reduce(np.add, np.ones(3)), [2.0, 1.0])
+
+
+# ----------------------------------------------------------------------------
+# Query ids of one kind
+@pytest.mark.parametrize("qid", [
+    [1, 1, "1", "1"],
+    np.array([1, 1, "1", "1"], dtype=object),
+    ["a", "a", 2, 2],
+    [b"a", b"a", "a", "a"],
+])
+def test_mixed_int_and_str_qid_raise(qid):
+    with pytest.raises(TypeError, match="integers or strings of one kind"):
+        QueryLayout(qid)
+    with pytest.raises(TypeError, match="integers or strings of one kind"):
+        ndcg_score([1, 0, 1, 0], [1, 2, 3, 4], qid=qid)
+
+
+@pytest.mark.parametrize("qid, n_queries", [(["1", "1", "2"], 2), ([b"a", b"b", b"b"], 2),
+                                            ([1, 2, 2], 2)])
+def test_one_kind_qid_lists_work(qid, n_queries):
+    assert QueryLayout(qid).n_queries == n_queries

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import skrank
+from skrank import ListNetRanker, QueryNormalizer, ndcg_score
+from skrank.losses import SoftRankLoss
 from skrank.utils import QueryLayout
 from skrank.utils._qid import IMPLICIT_QUERY_MAX_ROWS, check_qid, resolve_qid
 
@@ -167,3 +169,21 @@ def test_a_forgotten_qid_val_warns_like_a_forgotten_qid(rng):
     with pytest.warns(UserWarning, match=r"^ListNetRanker\.fit got qid_val=None, so all 200 "
                                          r"rows are treated as ONE query"):
         skrank.ListNetRanker(max_iter=2).fit(X, y, qid=qid, X_val=X, y_val=y)
+
+
+# ----------------------------------------------------------------------------
+# The warning's line
+@pytest.mark.parametrize("call", [
+    lambda X, y: ndcg_score(y, X[:, 0]),
+    lambda X, y: ListNetRanker(max_iter=1).fit(X, y),
+    lambda X, y: QueryNormalizer().fit(X),
+    lambda X, y: SoftRankLoss().rank_distributions(X[:, 0]),
+], ids=["metric", "ranker fit", "QueryNormalizer.fit", "loss"])
+def test_a_forgotten_qid_warns_at_the_users_line(call):
+    """However deep the package warns from (validate_params, _fit_context), the warning
+    points at the caller's line, so that it is seen and not merged with others."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(150, 3)), rng.integers(0, 3, 150).astype(float)
+    with pytest.warns(UserWarning, match="ONE query") as record:
+        call(X, y)
+    assert {w.filename for w in record if "ONE query" in str(w.message)} == {__file__}

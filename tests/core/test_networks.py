@@ -1,21 +1,80 @@
-"""The linear and MLP networks of skrank._core._networks."""
+"""The linear and MLP networks of skrank/_core/_networks.py."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skrank._core._activations import ACTIVATIONS, OUTPUT_ACTIVATIONS
 from skrank._core._network_factory import make_network, restore_network
 from skrank._core._networks import LinearNetwork, MLPNetwork
+from skrank.utils import QueryLayout
 
-from _network_helpers import (
+from tests._network_helpers import (
     _FORMULAS,
+    _X,
     N_FEATURES,
     NONLINEAR_OUTPUTS,
     _numeric_grad,
     _random_params,
-    _X,
 )
+
+
+# ----------------------------------------------------------------------------
+# float32
+NETWORKS = {
+    "linear": dict(hidden_layer_sizes=()),
+    "mlp": dict(hidden_layer_sizes=(4, 3)),
+    "mlp-scaled_tanh-output": dict(hidden_layer_sizes=(4,), activation="scaled_tanh",
+                                   output_activation="scaled_tanh"),
+    "pairwise-linear": dict(hidden_layer_sizes=(), pairwise_hidden_layer_sizes=(3,)),
+    "pairwise-mlp": dict(hidden_layer_sizes=(4,), pairwise_hidden_layer_sizes=(3,)),
+}
+
+
+def _float32_data(rng, sparse):
+    qid = rng.permutation(np.repeat([3, 1, 7], [5, 2, 6]))
+    X = rng.normal(size=(len(qid), 6))
+    if sparse:
+        X *= rng.random(X.shape) < 0.6
+        X = sp.csr_matrix(X)
+    return X, qid
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_network_runs_in_float32_and_its_gradient_matches_finite_differences(
+        rng, name, sparse):
+    X64, qid = _float32_data(rng, sparse)
+    X32 = X64.astype(np.float32)
+    network = make_network(6, **NETWORKS[name])
+    layout = QueryLayout(qid) if network.needs_query else None
+    params = network.init_params(np.random.RandomState(0))
+    params += np.random.RandomState(1).normal(scale=0.3, size=params.shape)
+    dscores = rng.normal(size=len(qid))
+
+    scores32, cache = network.forward(params, X32, layout)
+    assert scores32.dtype == np.float32
+    grad32 = network.backward(params, cache, dscores)
+    assert grad32.dtype == np.float64  # the solvers' dtype
+
+    # the same function as in float64, to float32 precision
+    scores64, cache64 = network.forward(params, X64.astype(np.float32).astype(np.float64), layout)
+    assert scores64.dtype == np.float64
+    assert_allclose(scores32, scores64, rtol=1e-5, atol=1e-5)
+    grad64 = network.backward(params, cache64, dscores)
+    assert_allclose(grad32, grad64, rtol=1e-4, atol=1e-5)
+
+    # central differences of the float32 network, at float32 tolerances
+    eps = 1e-3
+
+    def value(p):
+        return float(network.forward(p, X32, layout)[0].astype(np.float64) @ dscores)
+
+    numeric = np.array([(value(params + eps * e) - value(params - eps * e)) / (2 * eps)
+                        for e in np.eye(len(params))])
+    assert_allclose(grad32, numeric, rtol=2e-3, atol=2e-3)
+
 
 HIDDEN = [(4,), (3, 2)]
 

@@ -1,4 +1,4 @@
-"""make_network (skrank._core._network_factory): the network a ranker's parameters give."""
+"""make_network (skrank/_core/_network_factory.py): the network a ranker's parameters give."""
 
 import pytest
 
@@ -6,7 +6,7 @@ from skrank._core._network_factory import make_network
 from skrank._core._networks import LinearNetwork, MLPNetwork
 from skrank._core._pairwise_network import PairwiseNetwork
 
-from _network_helpers import N_FEATURES
+from tests._network_helpers import N_FEATURES
 
 
 def test_make_network_picks_linear_or_mlp():

@@ -1,4 +1,4 @@
-"""skrank.utils.write_atomically: a failed write leaves the old file whole."""
+"""write_atomically (skrank/utils/_files.py): a failed write leaves the old file whole."""
 
 import os
 import subprocess
