@@ -9,8 +9,6 @@ works as that meaning.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from sklearn.linear_model import Ridge
 
 import skrank
@@ -25,20 +23,9 @@ from skrank import (
     ndcg_score,
     precision_at_k,
 )
-from skrank.losses import LOSSES, ListNetLoss, LogRankLoss, SoftRankLoss, query_uniforms
-from skrank.utils import QueryLayout
+from skrank.losses import LogRankLoss
 
-from tests._inputs import (
-    HUGE,
-    PUBLIC_LOSSES,
-    RAGGED,
-    RANKERS,
-    TEXT_LABELS,
-    fast,
-    ragged_message,
-    small_queries,
-    text_message,
-)
+from tests._inputs import HUGE, RAGGED, RANKERS, TEXT_LABELS, fast, ragged_message, text_message
 
 INPUT_CHECKED_METRICS = [ndcg_score, dcg_score, average_precision_score, map_score, precision_at_k]
 
@@ -106,84 +93,6 @@ def test_complex_labels_are_refused_by_fit(six_queries):
         fast(ListNetRanker).fit(X, y + 0j, qid=qid)
 
 
-def test_text_labels_are_refused_by_the_losses():
-    loss = ListNetLoss()
-    to_text, got = TEXT_LABELS["str"]
-    y, layout = np.array([2.0, 0.0, 1.0]), QueryLayout([0, 0, 0])
-    with pytest.raises(TypeError, match=text_message("y", got)):
-        loss.prepare(to_text(y), layout)
-    with pytest.raises(TypeError, match=text_message("scores", got)):
-        loss.value_and_grad(to_text(y), loss.prepare(y, layout))
-
-
-def test_every_registered_loss_is_public():
-    assert set(PUBLIC_LOSSES) == set(LOSSES.values())
-
-
-@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
-@pytest.mark.parametrize("as_ids", [np.asarray, list, lambda q: q.astype(str)],
-                         ids=["array", "list", "str-ids"])
-def test_loss_on_a_plain_qid_equals_the_loss_on_its_layout(cls, as_ids, rng):
-    qid = rng.permutation(np.repeat([7, 3, 11, 5], [4, 1, 6, 3]))
-    y, scores = small_queries(rng, qid)
-    loss = cls()
-    by_layout = loss.prepare(y, QueryLayout(as_ids(qid)), random_state=0)
-    by_ids = loss.prepare(y, as_ids(qid), random_state=0)
-    np.testing.assert_array_equal(by_ids.layout.qid, by_layout.layout.qid)
-    # all queries, and a mini-batch of two (its rows grouped by query)
-    positions, _ = by_layout.layout.select([0, 2])
-    batch = by_layout.layout.to_sorted(scores)[positions]
-    for s, queries in ((scores, None), (batch, [0, 2])):
-        value, grad = loss.value_and_grad(s, by_ids, queries)
-        expected_value, expected_grad = loss.value_and_grad(s, by_layout, queries)
-        assert value == expected_value
-        np.testing.assert_array_equal(grad, expected_grad)
-
-
-@settings(max_examples=25, deadline=None)
-@given(qid=st.lists(st.integers(-3, 3), min_size=1, max_size=12), seed=st.integers(0, 2**16))
-@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
-# random labels may leave no good document, which LogRankLoss warns of
-@pytest.mark.filterwarnings("ignore:LogRankLoss. relevance_threshold=.* is above every label")
-def test_loss_on_any_qid_equals_the_loss_on_its_layout(cls, qid, seed):
-    y, scores = small_queries(np.random.default_rng(seed), qid)
-    loss = cls()
-    value, grad = loss.value_and_grad(scores, loss.prepare(y, qid, random_state=seed))
-    expected = loss.value_and_grad(scores, loss.prepare(y, QueryLayout(qid), random_state=seed))
-    assert value == expected[0]
-    np.testing.assert_array_equal(grad, expected[1])
-
-
-@pytest.mark.parametrize("bad", [{"qid": [0, 0, 0]}, "000", 1.5, 0, None],
-                         ids=["dict", "str", "float", "int", "None"])
-@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
-def test_loss_refuses_a_qid_of_the_wrong_type(cls, bad):
-    message = (r"^layout must be an array of query ids \(one per row\) or a QueryLayout; "
-               rf"got {type(bad).__name__} ")
-    with pytest.raises(TypeError, match=message):
-        cls().prepare([2.0, 0.0, 1.0], bad)
-
-
-@pytest.mark.parametrize("cls", PUBLIC_LOSSES, ids=lambda c: c.__name__)
-def test_loss_checks_the_length_of_a_qid_against_y(cls):
-    with pytest.raises(ValueError,
-                       match=r"^layout must have one entry per row: expected 3 entries, got 2\."):
-        cls().prepare([2.0, 0.0, 1.0], [0, 0])
-    # a layout keeps its own check, of y against its rows
-    with pytest.raises(ValueError, match=r"^y must have shape \(2,\)"):
-        cls().prepare([2.0, 0.0, 1.0], QueryLayout([0, 0]))
-
-
-def test_query_uniforms_on_a_plain_qid_equals_them_on_its_layout():
-    qid = np.array([5, 3, 5, 3, 3, 9])
-    for per_query in (False, True):
-        np.testing.assert_array_equal(
-            query_uniforms(qid, 0, 3, per_query=per_query),
-            query_uniforms(QueryLayout(qid), 0, 3, per_query=per_query))
-    with pytest.raises(TypeError, match=r"^layout must be an array of query ids"):
-        query_uniforms({"qid": qid}, 0, 3)
-
-
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("k", HUGE)
 def test_huge_k_of_logrank_is_no_cut_off(k, six_queries):
@@ -207,16 +116,6 @@ def test_huge_k_of_logrank_is_no_cut_off(k, six_queries):
         np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
 
 
-@pytest.mark.parametrize("walk_length", [7, 8, *HUGE])
-def test_walk_longer_than_the_sample_is_one_walk(walk_length, six_queries):
-    _, y, qid = six_queries
-    state = LogRankLoss(n_rankings=7, walk_length=walk_length).prepare(y, qid, random_state=0)
-    expected = LogRankLoss(n_rankings=7, walk_length=7).prepare(y, qid, random_state=0)
-    for key in ("coef", "ranks"):
-        np.testing.assert_array_equal(state.per_row[key], expected.per_row[key])
-    np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
-
-
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("value", HUGE)
 @pytest.mark.parametrize("cls", [ListNetRanker, SoftRankRanker, BoltzRankRanker],
@@ -227,25 +126,6 @@ def test_huge_batch_size_is_one_batch_of_all_queries(cls, value, six_queries):
     got = fast(cls, batch_size=value, early_stopping=False).fit(X, y, qid=qid)
     expected = fast(cls, batch_size=n_queries, early_stopping=False).fit(X, y, qid=qid)
     np.testing.assert_array_equal(got.predict(X, qid=qid), expected.predict(X, qid=qid))
-
-
-@pytest.mark.parametrize("value", HUGE)
-def test_huge_truncation_and_n_exact_of_softrank_are_no_limit(value, rng):
-    qid = np.repeat([0, 1, 2], [4, 7, 2])
-    y, scores = small_queries(rng, qid)
-
-    def loss(**params):
-        return SoftRankLoss(**params).value_and_grad(scores, SoftRankLoss(**params).prepare(y, qid))
-
-    for distribution in ("binomial", "normal", "hybrid"):
-        got = loss(rank_distribution=distribution, truncation=value)
-        expected = loss(rank_distribution=distribution, truncation=None)
-        assert got[0] == expected[0]
-        np.testing.assert_array_equal(got[1], expected[1])
-    got = loss(rank_distribution="hybrid", n_exact=value)
-    expected = loss(rank_distribution="hybrid", n_exact=7)  # every document of every query
-    assert got[0] == expected[0]
-    np.testing.assert_array_equal(got[1], expected[1])
 
 
 @pytest.mark.parametrize("value", HUGE)
@@ -368,12 +248,6 @@ def test_metric_returning_an_array_is_named_by_permutation_importance(six_querie
     with pytest.raises(TypeError, match=_TWO_VALUES):
         skrank.inspection.permutation_importance(
             Ridge().fit(X, y), X, y, qid=qid, scoring=_two_values_scorer())
-
-
-def test_ragged_labels_are_named_by_the_losses():
-    with pytest.raises(ValueError, match=ragged_message("y")) as info:
-        ListNetLoss().prepare(RAGGED, [0, 0])
-    assert "inhomogeneous" in str(info.value.__cause__)  # numpy's message is the cause
 
 
 @pytest.mark.parametrize("cls", RANKERS)

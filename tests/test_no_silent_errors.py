@@ -23,9 +23,6 @@ from skrank import (
     make_ranking_scorer,
     ndcg_score,
 )
-from skrank.losses import SoftRankLoss
-from skrank.losses._softrank import EXACT_MAX_DOCS
-from skrank.utils import QueryLayout
 
 from tests._inputs import TWENTY_EPOCHS, no_warnings
 
@@ -98,28 +95,6 @@ def test_fit_without_qid_on_few_rows_is_quiet(thirty_queries):
         ListNetRanker(early_stopping=False, max_iter=500, random_state=0).fit(X[:n], y[:n])
     finally:
         context.__exit__(None, None, None)
-
-
-@pytest.mark.parametrize("distribution, n, warns", [
-    ("binomial", EXACT_MAX_DOCS + 1, True),
-    ("binomial", EXACT_MAX_DOCS, False),
-    ("hybrid", EXACT_MAX_DOCS + 1, False),
-    ("normal", EXACT_MAX_DOCS + 1, False),
-])
-def test_softrank_exact_on_a_huge_query_warns(distribution, n, warns):
-    y = np.arange(n) % 3
-    layout = QueryLayout(np.r_[np.zeros(n, dtype=int), [1, 1]])
-    loss = SoftRankLoss(rank_distribution=distribution)
-    labels = np.r_[y, [0, 1]]
-    if warns:
-        with pytest.warns(UserWarning, match="rank_distribution='hybrid'"):
-            loss.prepare(labels, layout)
-    else:
-        context = no_warnings()
-        try:
-            loss.prepare(labels, layout)
-        finally:
-            context.__exit__(None, None, None)
 
 
 def _nan_metric(y_true, y_score, *, qid, k=None):
