@@ -164,7 +164,7 @@ def objective_cost(X, y, qid, repeat):
         for n_rankings in (51, 101, 201):
             loss = LogRankLoss(objective, metric=gain, sampler="walk", n_rankings=n_rankings)
             state = loss.prepare(y, layout, random_state=0)
-            C = state.per_row["coef"].astype(np.float64)
+            C = state.coef.astype(np.float64)
             g = rng.random(C.shape[1])
             t_loss, t_ref, ratio = paired_times(lambda: loss.sorted_value_and_grad(s, state),
                                                 lambda: (s @ C, C @ g), repeat * 3)

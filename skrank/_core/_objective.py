@@ -266,7 +266,6 @@ class Objective:
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
-        per_query = {k: v[perm] for k, v in state.per_query.items()}
         cuts = np.append(0, ends[np.minimum(np.arange(batch_size, n_queries + batch_size,
                                                       batch_size), n_queries) - 1])
         buffer = ranges = rows = None
@@ -299,12 +298,8 @@ class Objective:
             else:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
-            yield Batch(X, LossState(
-                QueryLayout._from_trusted_sizes(sizes[lo:hi]),
-                {k: v[take] for k, v in state.per_row.items()},
-                {k: v[lo:hi] for k, v in per_query.items()},
-                prepared_by=state.prepared_by,
-            ))
+            yield Batch(X, state.subset(QueryLayout._from_trusted_sizes(sizes[lo:hi]), take,
+                                        perm[lo:hi]))
 
 
 def make_objective(network: Network, loss: Loss, state: LossState, y, X, rows, alpha, *,

@@ -16,7 +16,7 @@ def query_mean(per_query, grad, weight=None, expand=None):
     grad : ndarray
         Gradient of ``per_query.sum()``; scaled in place.
     weight : ndarray of shape (n_queries,), default=None
-        Query weights (``state.per_query[QUERY_WEIGHT]``); None weighs
+        Query weights (``state.query_weight``); None weighs
         queries equally.
     expand : callable, default=None
         Maps ``weight`` to an array that broadcasts against ``grad`` (e.g.

@@ -9,7 +9,8 @@ estimators: they map scores to a value and the gradient with respect to the
 scores.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -17,13 +18,6 @@ from ..utils._query_layout import QueryLayout, as_layout
 from ..utils._validation import check_numeric, query_weights
 from ._averaging import _unit_mean, query_mean
 from ._checks import _check_finite_vector, _describe
-
-
-#: Key of ``LossState.per_query`` holding the query weights of
-#: :meth:`ListwiseLoss.prepare`'s ``sample_weight``, scaled to mean 1 over
-#: the queries of the fit: the mean loss over a batch of queries is then an
-#: unbiased estimate of the weighted mean over all of them.
-QUERY_WEIGHT = "query_weight"
 
 
 @dataclass(frozen=True)
@@ -67,40 +61,90 @@ class RankSamples:
     informative: np.ndarray
 
 
-@dataclass
+_AXIS = "skrank.losses.axis"
+
+
+def row_array(*, default=MISSING):
+    """A field of a :class:`LossState` subclass with one entry per row.
+
+    The field's first axis runs over the rows of the state's layout in its
+    *sorted* order; :meth:`LossState.take` and :meth:`LossState.subset` keep
+    the entries of the kept rows.
+
+    Parameters
+    ----------
+    default : object, optional
+        The field's default (``None`` for an array a loss keeps only in some
+        configurations); without one the field must be given.
+
+    Returns
+    -------
+    field : dataclasses.Field
+    """
+    return field(default=default, metadata={_AXIS: "row"})
+
+
+def query_array(*, default=MISSING):
+    """A field of a :class:`LossState` subclass with one entry per query.
+
+    As :func:`row_array`, for a field whose first axis runs over the
+    queries of the state's layout (in increasing query number).
+
+    Parameters
+    ----------
+    default : object, optional
+        As for :func:`row_array`.
+    """
+    return field(default=default, metadata={_AXIS: "query"})
+
+
+@lru_cache(maxsize=None)
+def _array_fields(cls):
+    """``(name, axis)`` of the per-row and per-query fields of a state class."""
+    return tuple((f.name, f.metadata[_AXIS]) for f in fields(cls) if _AXIS in f.metadata)
+
+
+@dataclass(eq=False)
 class LossState:
-    """Per-fit state of a loss.
+    """Per-fit state of a loss: what :meth:`ListwiseLoss.prepare` derives from the labels.
 
     Built by :meth:`ListwiseLoss.prepare`; a user passes it on to
-    :meth:`ListwiseLoss.value_and_grad` and never builds one. Its arrays are
-    the loss's own business; what a user may read of them has a method
-    (:meth:`rank_samples`).
+    :meth:`ListwiseLoss.value_and_grad` and never builds one. Each loss has
+    a subclass of its own (e.g. :class:`~skrank.losses.ListNetState`) whose
+    fields are the loss's arrays, each declared with :func:`row_array` (one
+    entry per row, in the sorted order of ``layout``) or
+    :func:`query_array` (one entry per query), so that :meth:`take` can cut
+    any loss's state to some queries. A field declared otherwise is a
+    constant of the fit, shared as it is by every cut. What a user may read
+    of a state beyond its fields has a method (:meth:`rank_samples`).
 
     Parameters
     ----------
     layout : QueryLayout
         The :class:`~skrank.utils.QueryLayout` of the rows the loss was
         prepared on.
-    per_row : dict of str to ndarray
-        Arrays whose first axis runs over rows in *sorted* order of ``layout``.
-    per_query : dict of str to ndarray
-        Arrays whose first axis runs over queries.
-    cache : dict
+    query_weight : ndarray of shape (n_queries,) or None, default=None
+        The query weights of :meth:`ListwiseLoss.prepare`'s
+        ``sample_weight``, scaled to mean 1 over the queries of the fit (the
+        mean loss over a batch of queries is then an unbiased estimate of
+        the weighted mean over all of them); None weighs queries equally.
+        Keyword only.
+    cache : dict, default={}
         What a loss derives from the state on first use and keeps for later
         calls on the same state (e.g. the (good, bad) pairs of every query);
-        not carried over by :meth:`take`.
-    prepared_by : tuple or None
+        not carried over by :meth:`take`. Keyword only.
+    prepared_by : tuple or None, default=None
         ``(loss class, parameters)`` of the loss whose :meth:`ListwiseLoss.prepare`
         built the state (the parameters its arrays depend on, as ``(name,
         value)`` pairs); carried over by :meth:`take`. A loss refuses a state
-        that it could not have prepared itself.
+        that it could not have prepared itself. Keyword only.
     """
 
     layout: QueryLayout
-    per_row: dict = field(default_factory=dict)
-    per_query: dict = field(default_factory=dict)
-    cache: dict = field(default_factory=dict, repr=False, compare=False)
-    prepared_by: tuple = field(default=None, repr=False, compare=False)
+    query_weight: np.ndarray | None = field(default=None, kw_only=True,
+                                            metadata={_AXIS: "query"})
+    cache: dict = field(default_factory=dict, repr=False, kw_only=True)
+    prepared_by: tuple | None = field(default=None, repr=False, kw_only=True)
 
     def take(self, queries):
         """The state restricted to some queries, and the selected positions.
@@ -116,17 +160,55 @@ class LossState:
         positions : ndarray of int
             Sorted-order positions of the kept rows in this state.
         state : LossState
-            The kept queries' layout, per-row and per-query arrays (the cache
-            is not carried over).
+            Of the same class: the kept queries' layout, per-row and
+            per-query arrays (the cache is not carried over).
         """
         positions, layout = self.layout.select(queries)
-        queries = np.sort(np.asarray(queries))
-        return positions, LossState(
-            layout,
-            {k: v[positions] for k, v in self.per_row.items()},
-            {k: v[queries] for k, v in self.per_query.items()},
-            prepared_by=self.prepared_by,
-        )
+        return positions, self.subset(layout, positions, np.sort(np.asarray(queries)))
+
+    def subset(self, layout, rows, queries):
+        """The state of some rows and queries, for code that cuts its own batches.
+
+        No check is made that ``rows`` and ``queries`` agree with ``layout``:
+        :meth:`take` is the checked way to cut a state.
+
+        Parameters
+        ----------
+        layout : QueryLayout
+            The layout of the kept rows.
+        rows : slice or ndarray of int
+            Positions of the kept rows in this state's sorted order, grouped
+            as ``layout`` groups them.
+        queries : slice or ndarray of int
+            Numbers of the kept queries in this state, in ``layout``'s order.
+
+        Returns
+        -------
+        state : LossState
+            Of the same class, with every :func:`row_array` field indexed by
+            ``rows`` and every :func:`query_array` field by ``queries``; an
+            empty cache.
+        """
+        arrays = {}
+        for name, axis in _array_fields(type(self)):
+            value = getattr(self, name)
+            if value is not None:
+                arrays[name] = value[rows if axis == "row" else queries]
+        return replace(self, layout=layout, cache={}, **arrays)
+
+    def arrays(self):
+        """The state's per-row and per-query arrays, by field name.
+
+        Returns
+        -------
+        arrays : dict of str to ndarray
+            Every :func:`row_array` and :func:`query_array` field that is
+            not None (``query_weight`` included), in the order of the
+            fields: for inspecting or comparing states without knowing the
+            loss.
+        """
+        return {name: getattr(self, name) for name, _ in _array_fields(type(self))
+                if getattr(self, name) is not None}
 
     def rank_samples(self):
         """The rankings a sampling loss drew for every query when it was prepared.
@@ -154,23 +236,11 @@ class LossState:
         >>> samples.gains.shape
         (2, 4)
         """
-        ranks = self.per_row.get("ranks")
-        valid = self.per_query.get("valid")
-        if ranks is None and valid is None:
-            owner = "a loss" if self.prepared_by is None else self.prepared_by[0].__name__
-            raise ValueError(
-                "rank_samples needs the state of a sampling loss (LogRankLoss with "
-                f"sampler='walk', BoltzRankLoss); this one is of {owner}, which draws "
-                "no rank samples."
-            )
-        gains = self.per_query.get("gains")
-        if valid is None:  # every sample counts
-            valid = np.ones((self.layout.n_queries, ranks.shape[1]), dtype=bool)
-        return RankSamples(
-            ranks=None if ranks is None else self.layout.to_rows(ranks),
-            gains=gains,
-            valid=valid,
-            informative=self.per_query["informative"],
+        owner = "a loss" if self.prepared_by is None else self.prepared_by[0].__name__
+        raise ValueError(
+            "rank_samples needs the state of a sampling loss (LogRankLoss with "
+            f"sampler='walk', BoltzRankLoss); this one is of {owner}, which draws "
+            "no rank samples."
         )
 
 
@@ -178,7 +248,7 @@ class ListwiseLoss:
     """Base class of listwise losses.
 
     Subclasses implement ``_prepare(y_sorted, layout, random_state)``, which
-    returns a :class:`LossState`, and ``_query_losses_and_grad(s_sorted,
+    returns their :class:`LossState` subclass, and ``_query_losses_and_grad(s_sorted,
     state)``, which returns the per-query losses and the gradient of their
     *sum* with respect to the scores, both in sorted order. This class does
     the bookkeeping: validation, row order, query subsets and averaging.
@@ -203,17 +273,23 @@ class ListwiseLoss:
     Examples
     --------
     A loss of one's own: half the squared error between the scores and the
-    labels, summed within each query. A subclass meets the protocol through
-    which the fit loop sees a loss (``skrank._core._types.Loss``).
+    labels, summed within each query. Its state is a :class:`LossState`
+    subclass holding the labels, one per row (:func:`row_array`, so that
+    mini-batches cut it). A subclass meets the protocol through which the
+    fit loop sees a loss (``skrank._core._types.Loss``).
 
+    >>> from dataclasses import dataclass
     >>> import numpy as np
-    >>> from skrank.losses import ListwiseLoss, LossState
+    >>> from skrank.losses import ListwiseLoss, LossState, row_array
+    >>> @dataclass(eq=False)
+    ... class SquaredErrorState(LossState):
+    ...     y: np.ndarray = row_array()
     >>> class SquaredError(ListwiseLoss):
     ...     name = "squared_error"
     ...     def _prepare(self, y_sorted, layout, random_state):
-    ...         return LossState(layout, per_row={"y": y_sorted})
+    ...         return SquaredErrorState(layout, y=y_sorted)
     ...     def _query_losses_and_grad(self, s_sorted, state):
-    ...         diff = s_sorted - state.per_row["y"]
+    ...         diff = s_sorted - state.y
     ...         return state.layout.sum(0.5 * diff**2), diff
     >>> loss = SquaredError()
     >>> state = loss.prepare(np.array([1.0, 0.0, 2.0]), [7, 7, 8])
@@ -274,7 +350,7 @@ class ListwiseLoss:
         weights = None if sample_weight is None else query_weights(sample_weight, layout)
         state = self._prepare(layout.to_sorted(y), layout, random_state)
         if weights is not None:
-            state.per_query[QUERY_WEIGHT] = _unit_mean(weights)
+            state.query_weight = _unit_mean(weights)
         state.prepared_by = (type(self), self._state_signature())
         return state
 
@@ -356,7 +432,7 @@ class ListwiseLoss:
                 "any form, in row order."
             )
         per_query, grad = self._query_losses_and_grad(s_sorted, state)
-        return query_mean(per_query, grad, state.per_query.get(QUERY_WEIGHT),
+        return query_mean(per_query, grad, state.query_weight,
                           state.layout.expand)
 
     def logit_form(self, state):

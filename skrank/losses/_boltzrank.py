@@ -1,5 +1,6 @@
 """BoltzRank's expected gain over fixed rank samples (Volkovs and Zemel, ICML 2009)."""
 
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..utils._sklearn_compat import (
     StrOptions,
     validate_parameter_constraints,
 )
-from ._base import QUERY_WEIGHT, ListwiseLoss, LossState
+from ._base import ListwiseLoss, LossState, RankSamples, query_array, row_array
 from ._query_random import _seed, query_bits, query_uniforms
 from ._sizing import _samples_text, sized_by
 from ._sampled import (
@@ -34,6 +35,49 @@ from ._sampled import (
 )
 
 OBJECTIVES = ("expected_gain", "likelihood")
+
+
+@dataclass(eq=False)
+class BoltzRankState(LossState):
+    """The state of a :class:`BoltzRankLoss`: the rank samples of every query.
+
+    Parameters
+    ----------
+    layout : QueryLayout
+        As :class:`~skrank.losses.LossState`.
+    ranks : ndarray of int of shape (n_samples, k)
+        The rank (1 is the top) of every row in every sampled ranking of its
+        query, in the sorted order of ``layout``; ranking 0 sorts by label.
+    scale : ndarray of shape (n_queries,)
+        The factor of every query's logits :math:`-E(R|S)` in the ranks,
+        :math:`-4 / (m - 1)^2` (0 for a single-document query).
+    informative : ndarray of bool of shape (n_queries,)
+        Whether a query has documents of different labels.
+    target : ndarray of shape (n_queries, k)
+        The target distribution over every query's samples: the tempered
+        Boltzmann probabilities of the labels' energies, or all the mass on
+        the ideal ranking for ``objective="likelihood"``.
+    gains : ndarray of shape (n_queries, k) or None, default=None
+        The metric's gain of every sampled ranking; None for
+        ``objective="likelihood"``.
+    query_weight, cache, prepared_by : keyword only
+        As :class:`~skrank.losses.LossState`.
+    """
+
+    ranks: np.ndarray = row_array()
+    scale: np.ndarray = query_array()
+    informative: np.ndarray = query_array()
+    target: np.ndarray = query_array()
+    gains: np.ndarray | None = query_array(default=None)
+
+    def rank_samples(self):
+        """The rankings drawn for every query; see :meth:`LossState.rank_samples`."""
+        return RankSamples(
+            ranks=self.layout.to_rows(self.ranks),
+            gains=self.gains,
+            valid=np.ones((self.layout.n_queries, self.ranks.shape[1]), dtype=bool),
+            informative=self.informative,
+        )
 
 # Shares of the perturbation kinds of the rank samples (§4.2): swap the top two
 # label levels, swap a lower pair of adjacent levels, swap two levels at least
@@ -218,7 +262,7 @@ class BoltzRankLoss(ListwiseLoss):
         ----------
         scores : array-like of shape (n_rows,)
             Scores of all the rows of ``state.layout``, in its row order.
-        state : LossState
+        state : BoltzRankState
             From :meth:`prepare`: the rank samples of every query.
 
         Returns
@@ -228,8 +272,7 @@ class BoltzRankLoss(ListwiseLoss):
         """
         self.check_state(state)
         s_sorted = state.layout.to_sorted(np.asarray(scores, dtype=np.float64))
-        logits = sample_logits(state.per_row["ranks"], state.per_query["scale"], s_sorted,
-                               state.layout)
+        logits = sample_logits(state.ranks, state.scale, s_sorted, state.layout)
         return log_softmax_rows(logits)[1]
 
     # ------------------------------------------------------------------
@@ -243,7 +286,6 @@ class BoltzRankLoss(ListwiseLoss):
         # log-probability's logits are scale * ranks . s with scale = 4/(m-1)^2.
         scale = np.where(m > 1, -4.0 / np.maximum(m - 1.0, 1.0) ** 2, 0.0)
         informative = layout.max(y_sorted) > layout.min(y_sorted)
-        per_query = {"scale": scale, "informative": informative}
         dtype = coefficient_dtype(layout.max_size)
         likelihood = self.objective == "likelihood"
         # the state's bytes per ranking: the ranks of every row, the target
@@ -255,9 +297,8 @@ class BoltzRankLoss(ListwiseLoss):
             ranks, target, gains = self._draw(y_sorted, layout, seed, scale, dtype)
         if gains is not None:
             _check_finite_gains(gains, informative, layout, self.metric)
-            per_query["gains"] = gains
-        per_query["target"] = target
-        return LossState(layout, per_row={"ranks": ranks}, per_query=per_query)
+        return BoltzRankState(layout, ranks=ranks, scale=scale, informative=informative,
+                              target=target, gains=gains)
 
     def _draw(self, y_sorted, layout, seed, scale, dtype):
         """The ranks, targets and gains (None for the likelihood) of every query."""
@@ -290,7 +331,7 @@ class BoltzRankLoss(ListwiseLoss):
         return ranks, target, gains
 
     def _query_losses_and_grad(self, s_sorted, state):
-        return sample_objective(state.per_row["ranks"], state.per_query["scale"], s_sorted,
+        return sample_objective(state.ranks, state.scale, s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
     def _logit_form(self, state):
@@ -300,28 +341,28 @@ class BoltzRankLoss(ListwiseLoss):
         ``scale[q] * ranks_q^T s_q`` (the part of the energy common to every
         sample dropped).
         """
-        return LogitForm(state.per_row["ranks"], state.per_query["scale"],
-                         self._logit_objective(state), state.per_query.get(QUERY_WEIGHT))
+        return LogitForm(state.ranks, state.scale, self._logit_objective(state),
+                         state.query_weight)
 
     def _logit_objective(self, state):
         """The per-query objective of the sample logits (see :func:`sample_objective`)."""
-        return partial(self._sample_losses, state.per_query)
+        return partial(self._sample_losses, state)
 
-    def _sample_losses(self, per_query, logits, queries):
+    def _sample_losses(self, state, logits, queries):
         """Losses of the queries ``queries`` and their gradients w.r.t. their logits."""
         weight = 0.0 if self.objective == "likelihood" else self.gain_weight
         log_prob, prob = log_softmax_rows(logits)
         if weight < 1:
-            value, dlogits = cross_entropy(log_prob, prob, per_query["target"][queries])
+            value, dlogits = cross_entropy(log_prob, prob, state.target[queries])
         if weight > 0:
-            gain, dgain = expected_gain(prob, per_query["gains"][queries])
+            gain, dgain = expected_gain(prob, state.gains[queries])
             if weight < 1:
                 value = (1.0 - weight) * value - weight * gain
                 dlogits *= 1.0 - weight
                 dlogits -= weight * dgain
             else:  # (no cross entropy: 0 times an infinite one would be NaN)
                 value, dlogits = -gain, -dgain
-        keep = per_query["informative"][queries]
+        keep = state.informative[queries]
         if not keep.all():
             value = np.where(keep, value, 0.0)
             dlogits[~keep] = 0.0

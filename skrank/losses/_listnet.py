@@ -1,9 +1,29 @@
 """ListNet's top-one cross-entropy loss (Cao et al., ICML 2007)."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ._base import ListwiseLoss, LossState
+from ._base import ListwiseLoss, LossState, row_array
 from ._softmax import segment_log_softmax
+
+
+@dataclass(eq=False)
+class ListNetState(LossState):
+    """The state of a :class:`ListNetLoss`: the target distribution of every query.
+
+    Parameters
+    ----------
+    layout : QueryLayout
+        As :class:`~skrank.losses.LossState`.
+    target : ndarray of shape (n_samples,)
+        The top-one probability :math:`P_y(j)` of every row under the
+        labels, in the sorted order of ``layout``.
+    query_weight, cache, prepared_by : keyword only
+        As :class:`~skrank.losses.LossState`.
+    """
+
+    target: np.ndarray = row_array()
 
 
 class ListNetLoss(ListwiseLoss):
@@ -42,11 +62,11 @@ class ListNetLoss(ListwiseLoss):
 
     def _prepare(self, y_sorted, layout, random_state):
         _, target = segment_log_softmax(y_sorted, layout)
-        return LossState(layout, per_row={"target": target})
+        return ListNetState(layout, target=target)
 
     def _query_losses_and_grad(self, s_sorted, state):
         layout = state.layout
-        target = state.per_row["target"]
+        target = state.target
         lse, prob = segment_log_softmax(s_sorted, layout)
         # -sum_j P_y(j) (s_j - lse) = lse - sum_j P_y(j) s_j, as sum_j P_y(j) = 1.
         with np.errstate(over="ignore", invalid="ignore"):

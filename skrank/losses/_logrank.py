@@ -1,6 +1,7 @@
 """LogRank: conditional log-linear models over rankings (Dubey et al., ICDM 2009)."""
 
 import warnings
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..utils._sklearn_compat import (
     StrOptions,
     validate_parameter_constraints,
 )
-from ._base import QUERY_WEIGHT, ListwiseLoss, LossState
+from ._base import ListwiseLoss, LossState, RankSamples, query_array, row_array
 from ._query_random import _mix, _seed, query_bits, query_uniforms
 from ._sizing import _samples_text, sized_by
 from ._sampled import (
@@ -28,6 +29,60 @@ from ._sampled import (
 )
 
 OBJECTIVES = ("likelihood", "expected_gain", "l3", "convex")
+
+
+@dataclass(eq=False)
+class LogRankState(LossState):
+    r"""The state of a :class:`LogRankLoss`: good documents, pair scales, sampled rankings.
+
+    Parameters
+    ----------
+    layout : QueryLayout
+        As :class:`~skrank.losses.LossState`.
+    good : ndarray of bool of shape (n_samples,)
+        Whether each row's label reaches ``relevance_threshold``, in the
+        sorted order of ``layout``.
+    scale : ndarray of shape (n_queries,)
+        The factor of every query's feature map: :math:`1 / (n^+ n^-)` with
+        ``normalize_pairs`` (else 1), 0 for a query without both a good and
+        a bad document.
+    informative : ndarray of bool of shape (n_queries,)
+        Whether a query has both a good and a bad document.
+    coef : ndarray of int of shape (n_samples, k) or None, default=None
+        The coefficient :math:`c_j(y)` of every row in every sampled ranking
+        :math:`y` (its feature map is :math:`\sum_j c_j(y) x_j`). None with
+        ``sampler="exact"``, which draws no rankings.
+    ranks : ndarray of int of shape (n_samples, k) or None, default=None
+        The rank of every row in every sampled ranking (what
+        :meth:`rank_samples` returns in row order); None with
+        ``sampler="exact"`` or ``store_ranks=False``.
+    gains : ndarray of shape (n_queries, k) or None, default=None
+        The gain of every sampled ranking; None with ``sampler="exact"``.
+    valid : ndarray of bool of shape (n_queries, k) or None, default=None
+        Whether a sampled ranking enters the loss (the first of its equals);
+        None with ``sampler="exact"``.
+    query_weight, cache, prepared_by : keyword only
+        As :class:`~skrank.losses.LossState`.
+    """
+
+    good: np.ndarray = row_array()
+    scale: np.ndarray = query_array()
+    informative: np.ndarray = query_array()
+    coef: np.ndarray | None = row_array(default=None)
+    ranks: np.ndarray | None = row_array(default=None)
+    gains: np.ndarray | None = query_array(default=None)
+    valid: np.ndarray | None = query_array(default=None)
+
+    def rank_samples(self):
+        """The rankings drawn for every query; see :meth:`LossState.rank_samples`."""
+        if self.valid is None:  # the exact sums draw no rankings
+            return super().rank_samples()
+        return RankSamples(
+            ranks=None if self.ranks is None else self.layout.to_rows(self.ranks),
+            gains=self.gains,
+            valid=self.valid,
+            informative=self.informative,
+        )
 GAINS = ("auc", "map", "ndcg")
 SAMPLERS = ("auto", "exact", "walk")
 RESTARTS = ("two", "graded")
@@ -111,7 +166,7 @@ class LogRankLoss(ListwiseLoss):
         ValueError).
     store_ranks : bool, default=True
         Keep the rank of every row in every sampled ranking in the prepared
-        state (``state.per_row["ranks"]``, for inspection). The objective
+        state (:meth:`LogRankState.rank_samples`, for inspection). The objective
         needs only the coefficients :math:`c_j(y)`; a ranker's fit passes
         False and saves one small integer per row and sample.
 
@@ -289,24 +344,20 @@ class LogRankLoss(ListwiseLoss):
         n_pairs = (n_pos * n_neg).astype(np.float64)
         scale = np.where(informative, 1.0 / np.maximum(n_pairs, 1.0) if self.normalize_pairs
                          else 1.0, 0.0)
-        per_row = {"good": good}
-        per_query = {"scale": scale, "informative": informative}
-        if not self.exact:
-            ranks, coef, gains, valid = walk_samples(
-                good, layout, n_pos, n_rankings=self.n_rankings, walk_length=self.walk_length,
-                restart=self.walk_restart, restart_skew=self.walk_restart_skew, gain=self._gain,
-                k=self._k, random_state=random_state, store_ranks=self.store_ranks,
-            )
-            per_row["coef"] = coef
-            if self.store_ranks:
-                per_row["ranks"] = ranks
-            per_query.update(gains=gains, valid=valid)
-        return LossState(layout, per_row, per_query)
+        if self.exact:
+            return LogRankState(layout, good=good, scale=scale, informative=informative)
+        ranks, coef, gains, valid = walk_samples(
+            good, layout, n_pos, n_rankings=self.n_rankings, walk_length=self.walk_length,
+            restart=self.walk_restart, restart_skew=self.walk_restart_skew, gain=self._gain,
+            k=self._k, random_state=random_state, store_ranks=self.store_ranks,
+        )
+        return LogRankState(layout, good=good, scale=scale, informative=informative, coef=coef,
+                            ranks=ranks, gains=gains, valid=valid)
 
     def _query_losses_and_grad(self, s_sorted, state):
         if self.exact:
             return self._exact_query_losses_and_grad(s_sorted, state)
-        return sample_objective(state.per_row["coef"], state.per_query["scale"], s_sorted,
+        return sample_objective(state.coef, state.scale, s_sorted,
                                 state.layout, self._logit_objective(state), state.cache)
 
     def _logit_form(self, state):
@@ -320,26 +371,26 @@ class LogRankLoss(ListwiseLoss):
         """
         if self.exact:
             return None
-        return LogitForm(state.per_row["coef"], state.per_query["scale"],
-                         self._logit_objective(state), state.per_query.get(QUERY_WEIGHT))
+        return LogitForm(state.coef, state.scale, self._logit_objective(state),
+                         state.query_weight)
 
     def _logit_objective(self, state):
         """The per-query objective of the sample logits (see :func:`sample_objective`)."""
-        return partial(self._sample_losses, state.per_query)
+        return partial(self._sample_losses, state)
 
-    def _sample_losses(self, per_query, logits, queries):
+    def _sample_losses(self, state, logits, queries):
         """Losses of the queries ``queries`` and their gradients w.r.t. their logits."""
         objective_name = self.objective
-        valid = per_query["valid"][queries]
-        informative = per_query["informative"][queries]
+        valid = state.valid[queries]
+        informative = state.informative[queries]
         masked = np.where(valid, logits, -np.inf)
         if objective_name == "convex":
-            masked = masked + (1.0 - per_query["gains"][queries])
+            masked = masked + (1.0 - state.gains[queries])
         log_prob, prob = log_softmax_rows(masked)
         if objective_name == "expected_gain":
             # -log E[G] = lse(logits) - lse(logits + log G), in log space
             # (G > 0 for the ideal ranking, sample 0)
-            gains = per_query["gains"][queries]
+            gains = state.gains[queries]
             with np.errstate(divide="ignore"):
                 log_gain = np.log(gains)
             weighted = np.where(gains > 0, masked + log_gain, -np.inf)
@@ -355,7 +406,7 @@ class LogRankLoss(ListwiseLoss):
             dlogits = prob.copy()
             dlogits[:, 0] -= 1.0
             if objective_name == "l3":
-                gains = per_query["gains"][queries]
+                gains = state.gains[queries]
                 mean = np.einsum("qk,qk->q", prob, gains)
                 value += 1.0 - mean
                 dlogits -= prob * (gains - mean[:, None])
@@ -368,12 +419,12 @@ class LogRankLoss(ListwiseLoss):
         layout = state.layout
         pairs = state.cache.get("pairs")
         if pairs is None:
-            pairs = state.cache["pairs"] = query_pairs(state.per_row["good"], layout)
+            pairs = state.cache["pairs"] = query_pairs(state.good, layout)
         g, b, pair_query, starts = pairs
         n_queries = layout.n_queries
         if len(g) == 0:
             return np.zeros(n_queries), np.zeros(layout.n_samples)
-        scale = state.per_query["scale"][pair_query]
+        scale = state.scale[pair_query]
         with np.errstate(over="ignore"):
             d2 = 2.0 * scale * (s_sorted[g] - s_sorted[b])
         if not np.isfinite(d2).all():

@@ -144,7 +144,7 @@ class LogitForm:
         queries ``queries`` (a slice or an array of query numbers) and their
         gradients with respect to the logits.
     weight : ndarray of shape (n_queries,) or None
-        Query weights of the state (``QUERY_WEIGHT``), or None.
+        Query weights of the state (``LossState.query_weight``), or None.
     """
 
     coef: np.ndarray

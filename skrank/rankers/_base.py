@@ -33,7 +33,6 @@ from .._core._stopping import UnscorableValidationError
 from .._core._objective import make_objective
 from .._core._network_factory import FITTED_ATTRIBUTES, restore_network
 from .._core._solvers import DivergenceError, check_finite
-from ..losses._base import QUERY_WEIGHT
 from ..metrics import ndcg_score
 from ..utils._sklearn_compat import validate_data
 from ..utils._qid import check_qid, resolve_qid
@@ -254,7 +253,7 @@ class BaseRanker(BaseEstimator):
         if weight_scale is not None and (data.weights is not None or weight_scale != 1.0):
             weights = (np.ones(train_layout.n_queries) if data.weights is None
                        else data.weights[train])
-            state.per_query[QUERY_WEIGHT] = _scaled(weights, weight_scale)
+            state.query_weight = _scaled(weights, weight_scale)
         if train_metric:
             # raises if the metric cannot score y; a training set without signal
             # has already been warned about by _check_labels

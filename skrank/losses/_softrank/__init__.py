@@ -6,6 +6,6 @@ normal approximation, its moments and contraction, Sinkhorn scaling) are
 SoftRank's alone, and read in the order :mod:`._loss` lists them.
 """
 
-from ._loss import EXACT_MAX_DOCS, RANK_DISTRIBUTIONS, SoftRankLoss
+from ._loss import EXACT_MAX_DOCS, RANK_DISTRIBUTIONS, SoftRankLoss, SoftRankState
 
-__all__ = ["EXACT_MAX_DOCS", "RANK_DISTRIBUTIONS", "SoftRankLoss"]
+__all__ = ["EXACT_MAX_DOCS", "RANK_DISTRIBUTIONS", "SoftRankLoss", "SoftRankState"]

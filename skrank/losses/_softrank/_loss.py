@@ -27,6 +27,7 @@ each within :data:`._binomial.MEMORY_BUDGET`.
 """
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
@@ -36,7 +37,7 @@ from ...utils._qid import resolve_qid
 from ...utils._query_layout import QueryLayout
 from ...utils._sklearn_compat import Float, Integer, StrOptions, validate_parameter_constraints
 from ...utils._validation import check_numeric
-from .._base import ListwiseLoss, LossState
+from .._base import ListwiseLoss, LossState, row_array
 from .._checks import _check_finite_vector
 from ._binomial import MEMORY_BUDGET, _rank_binomial
 from ._normal import _BAND, _SQRT_2PI, _rank_normal
@@ -45,6 +46,25 @@ from ._normal_moments import _rank_moments
 from ._sinkhorn import MAX_SINKHORN_ITERATIONS, _sinkhorn
 
 RANK_DISTRIBUTIONS = ("binomial", "normal", "hybrid")
+
+
+@dataclass(eq=False)
+class SoftRankState(LossState):
+    """The state of a :class:`SoftRankLoss`: the gain of every row.
+
+    Parameters
+    ----------
+    layout : QueryLayout
+        As :class:`~skrank.losses.LossState`.
+    gain : ndarray of shape (n_samples,)
+        :math:`(2^{y} - 1) / (2^{y_{max}} - 1)`, the row's gain over the
+        largest of its query (0 in a query whose labels are all 0), in the
+        sorted order of ``layout``.
+    query_weight, cache, prepared_by : keyword only
+        As :class:`~skrank.losses.LossState`.
+    """
+
+    gain: np.ndarray = row_array()
 
 #: The range of ``sigma`` in which the loss's arithmetic stays within the
 #: floats: a normal float, so that the density's normaliser
@@ -302,11 +322,11 @@ class SoftRankLoss(ListwiseLoss):
                 "larger truncation or None.",
                 UserWarning,
             )
-        return LossState(layout, per_row={"gain": gain})
+        return SoftRankState(layout, gain=gain)
 
     def _query_losses_and_grad(self, s_sorted, state):
         layout = state.layout
-        gain = state.per_row["gain"]
+        gain = state.gain
         per_query = np.zeros(layout.n_queries)
         grad = np.zeros(layout.n_samples)
         for queries, slots, valid in self._blocks(layout):
