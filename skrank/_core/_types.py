@@ -26,6 +26,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..losses import LossState
+
 
 @runtime_checkable
 class Network(Protocol):
@@ -73,11 +75,11 @@ class Loss(Protocol):
     def check_state(self, state: Any) -> None:
         """Raise unless this loss could have prepared ``state``."""
 
-    def sorted_value_and_grad(self, s_sorted: np.ndarray, state: Any, *,
+    def sorted_value_and_grad(self, s_sorted: np.ndarray, state: LossState, *,
                               check_state: bool = True) -> tuple[float, np.ndarray]:
         """Mean loss over the queries of ``state`` and its gradient, scores in sorted order."""
 
-    def logit_form(self, state: Any) -> Any:
+    def logit_form(self, state: LossState) -> Any:
         """The loss as an objective of per-query sample logits, or None."""
 
 
@@ -93,7 +95,7 @@ class Problem(Protocol):
     #: queries with it; restarts are combined by it).
     network: Network
     #: The loss state of the training rows (its layout groups them).
-    state: Any
+    state: LossState
     #: The labels of the training rows, grouped as ``state.layout``.
     y: np.ndarray
 
