@@ -135,7 +135,7 @@ def test_chunked_folding_equals_one_chunk_bit_for_bit(problem, sparse):
     X, y, _, rows, layout = problem
     X = sp.csr_matrix(X * (X > 0)) if sparse else X
     state = LogRankLoss(n_rankings=21).prepare(y[rows], layout, random_state=0)
-    coef, queries = state.per_row["coef"], np.arange(layout.n_queries)
+    coef, queries = state.coef, np.arange(layout.n_queries)
     whole = fold(coef, layout, X, rows, queries, max_cells=10**9)
     for max_cells in (1, 100, 700):  # one query at a time (budget below any query), a few
         assert_array_equal(fold(coef, layout, X, rows, queries, max_cells=max_cells), whole)
@@ -151,7 +151,7 @@ def test_folding_beyond_the_memory_available_names_n_rankings(problem, memory_av
     """phi may be a few times the samples' size, which the loss checked: it is checked too."""
     X, y, _, rows, layout = problem
     state = LogRankLoss(n_rankings=21).prepare(y[rows], layout, random_state=0)
-    coef, queries = state.per_row["coef"], np.arange(layout.n_queries)
+    coef, queries = state.coef, np.arange(layout.n_queries)
     memory_available(27 * 21 * 6 * 8 - 1)  # phi is 27 queries x 21 rankings x 6 features
     with pytest.raises(MemoryError, match=r"^n_rankings=21 needs about 26\.6 KiB for the 21 rank "
                                           r"samples of each of 27 queries folded with the 6 "

@@ -128,7 +128,7 @@ def test_train_scores_and_batches_without_a_copy_of_the_rows(rng, monkeypatch, p
     for a, b in zip(scattered.batches(2, np.random.RandomState(1)),
                     gathered.batches(2, np.random.RandomState(1))):
         assert_array_equal(a.X, b.X)
-        assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
+        assert_array_equal(a.state.target, b.state.target)
     assert scattered._X_train is None
 
 
@@ -177,7 +177,7 @@ def test_scattered_rows_are_copied_grouped_when_memory_allows(rng, monkeypatch, 
                     objective(shuffled).batches(2, np.random.RandomState(1))):
         dense = [m.toarray() if sparse else m for m in (a.X, b.X)]
         assert_array_equal(dense[0], dense[1])
-        assert_array_equal(a.state.per_row["target"], b.state.per_row["target"])
+        assert_array_equal(a.state.target, b.state.target)
 
     # a dense batch of queries that are ranges of X is copied a block per
     # query (a view for one query) where the queries are large enough: the

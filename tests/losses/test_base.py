@@ -3,10 +3,12 @@
 Finite-difference gradients, invariance to the order of rows and queries, the
 flat loss equal to a per-query loop, query subsets, single-document queries,
 extreme scores and labels, the seed alone fixing a sampling loss's state, the
-rank samples; the state check; the loss API on a plain qid.
+rank samples; the state check; the loss API on a plain qid; the typed state, its
+fields cut per row and per query.
 """
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -14,7 +16,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from skrank.losses import LOSSES, BoltzRankLoss, ListNetLoss, LogRankLoss, LossState, SoftRankLoss
+from skrank.losses import (
+    LOSSES,
+    BoltzRankLoss,
+    BoltzRankState,
+    ListNetLoss,
+    ListNetState,
+    ListwiseLoss,
+    LogRankLoss,
+    LogRankState,
+    LossState,
+    SoftRankLoss,
+    SoftRankState,
+    query_array,
+    row_array,
+)
+from skrank import make_ranking
 from skrank.metrics import make_ranking_scorer
 from skrank.utils import QueryLayout
 
@@ -135,8 +152,7 @@ def test_extreme_labels_are_finite(loss, rng):
 # ----------------------------------------------------------------------------
 # Sampling losses: draws fixed by the seed, per query
 def _prepared_arrays(state):
-    return {**{f"row:{k}": v for k, v in state.per_row.items()},
-            **{f"query:{k}": v for k, v in state.per_query.items()}}
+    return state.arrays()
 
 
 def test_the_seed_alone_fixes_the_state(loss, rng):
@@ -366,7 +382,7 @@ def test_the_state_of_another_loss_class_is_a_type_error(loss, eight_queries, ei
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_a_loss_state_built_by_hand_is_a_type_error(eight_queries, eight_queries_scores):
     X, y, qid = eight_queries
-    state = LossState(QueryLayout(qid), per_row={"target": np.zeros(len(y))})
+    state = ListNetState(QueryLayout(qid), target=np.zeros(len(y)))
     with pytest.raises(TypeError, match=r"got a LossState that no loss's prepare returned"):
         ListNetLoss().value_and_grad(eight_queries_scores, state)
 
@@ -445,3 +461,109 @@ def test_two_opposite_huge_scores_give_a_finite_loss_up_to_1e307(loss, m, eight_
     value, grad = loss.value_and_grad(np.r_[m, -m, eight_queries_scores[2:]], loss.prepare(y, qid,
                                                                             random_state=0))
     assert np.isfinite(value) and np.isfinite(grad).all()
+
+
+# ----------------------------------------------------------------------------
+# The typed state: fields per row and per query, cut by take and subset
+STATE_CLASSES = {"boltzrank": BoltzRankState, "listnet": ListNetState,
+                 "logrank": LogRankState, "softrank": SoftRankState}
+
+
+@pytest.fixture
+def nine_graded_queries():
+    # queries of different sizes, so that no array has as many queries as rows
+    _, y, qid = make_ranking(n_queries=9, n_docs=(2, 9), n_levels=3, random_state=4)
+    return y, qid
+
+
+@dataclass(eq=False)
+class _ScaledErrorState(LossState):
+    y: np.ndarray = row_array()
+    size: np.ndarray = query_array()
+    factor: float = 1.0  # a constant of the fit: shared by every cut
+
+
+class _ScaledError(ListwiseLoss):
+    name = "scaled_error"
+
+    def _prepare(self, y_sorted, layout, random_state):
+        return _ScaledErrorState(layout, y=y_sorted, size=layout.sizes.astype(float),
+                                 factor=3.0)
+
+    def _query_losses_and_grad(self, s_sorted, state):
+        diff = state.factor * (s_sorted - state.y) / state.layout.expand(state.size)
+        return state.layout.sum(0.5 * diff * (s_sorted - state.y)), diff
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_each_loss_prepares_a_state_of_its_own_class(name, nine_graded_queries):
+    y, qid = nine_graded_queries
+    layout = QueryLayout(qid)
+    state = LOSSES[name]().prepare(y, layout, random_state=0)
+    assert type(state) is STATE_CLASSES[name]
+    arrays = state.arrays()
+    assert arrays and "query_weight" not in arrays  # None without sample_weight
+    for array in arrays.values():
+        assert len(array) in (layout.n_samples, layout.n_queries)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_take_cuts_every_array_of_every_loss_by_its_axis(name, nine_graded_queries):
+    y, qid = nine_graded_queries
+    layout = QueryLayout(qid)
+    weight = 1.0 + np.unique(qid, return_inverse=True)[1] % 3  # one weight per query
+    state = LOSSES[name]().prepare(y, layout, sample_weight=weight, random_state=0)
+    state.cache["something"] = object()
+    queries = np.array([7, 2, 4])
+    positions, cut = state.take(queries)
+    assert type(cut) is type(state)
+    assert cut.prepared_by == state.prepared_by and cut.cache == {}
+    assert cut.layout.n_queries == 3 and cut.layout.n_samples == len(positions)
+    assert "query_weight" in state.arrays()
+    for name_, array in state.arrays().items():
+        index = positions if len(array) == layout.n_samples else np.sort(queries)
+        np.testing.assert_array_equal(getattr(cut, name_), array[index], err_msg=name_)
+    # subset, given the same rows and queries, is the same cut
+    same = state.subset(cut.layout, positions, np.sort(queries))
+    assert same.arrays().keys() == cut.arrays().keys()
+    for name_, array in cut.arrays().items():
+        np.testing.assert_array_equal(getattr(same, name_), array, err_msg=name_)
+
+
+def test_a_loss_of_ones_own_is_cut_by_its_field_declarations(nine_graded_queries):
+    y, qid = nine_graded_queries
+    loss = _ScaledError()
+    state = loss.prepare(y, qid)
+    assert set(state.arrays()) == {"y", "size"}
+    queries = [5, 0]
+    positions, cut = state.take(queries)
+    np.testing.assert_array_equal(cut.y, state.y[positions])
+    np.testing.assert_array_equal(cut.size, state.size[[0, 5]])
+    assert cut.factor == 3.0
+    # the mean loss of a cut is that of its queries: the fields were cut alike
+    scores = np.random.default_rng(0).normal(size=len(y))
+    per_query, _ = loss._query_losses_and_grad(state.layout.to_sorted(scores), state)
+    rows = np.isin(qid, np.unique(qid)[queries])
+    value, _ = loss.value_and_grad(scores[rows][np.argsort(qid[rows], kind="stable")],
+                                   state, queries=queries)
+    assert value == pytest.approx(per_query[[0, 5]].mean(), rel=1e-12)
+
+
+def test_query_weights_are_a_field_of_mean_one(nine_graded_queries):
+    y, qid = nine_graded_queries
+    _, inverse = np.unique(qid, return_inverse=True)
+    state = ListNetLoss().prepare(y, qid, sample_weight=2.0 + inverse)
+    np.testing.assert_allclose(state.query_weight, (2.0 + np.arange(9)) / 6.0, rtol=1e-15)
+    assert ListNetLoss().prepare(y, qid).query_weight is None
+
+
+def test_logrank_keeps_only_what_its_sampler_uses(nine_graded_queries):
+    y, qid = nine_graded_queries
+    exact = LogRankLoss("likelihood", sampler="exact").prepare(y, qid)
+    assert set(exact.arrays()) == {"good", "scale", "informative"}
+    with pytest.raises(ValueError, match="draws no rank samples"):
+        exact.rank_samples()
+    walk = LogRankLoss(n_rankings=6).prepare(y, qid, random_state=0)
+    assert set(walk.arrays()) == {"good", "scale", "informative", "coef", "ranks", "gains",
+                                  "valid"}
+    np.testing.assert_array_equal(walk.rank_samples().ranks, walk.layout.to_rows(walk.ranks))

@@ -89,7 +89,7 @@ def test_probabilities_are_the_boltzmann_distribution_over_the_samples(graded):
     prob = loss.probabilities(s, state)
     assert prob.shape == (3, 20)
     assert_allclose(prob.sum(axis=1), 1.0, rtol=1e-12)
-    ranks = state.per_row["ranks"]
+    ranks = state.ranks
     s_sorted = layout.to_sorted(s)
     for q, (a, b) in enumerate(zip(layout.offsets[:-1], layout.offsets[1:])):
         energies = np.array([_energy_double_sum(s_sorted[a:b], ranks[a:b, i])
@@ -100,7 +100,7 @@ def test_probabilities_are_the_boltzmann_distribution_over_the_samples(graded):
 def test_label_sorted_sample_has_the_highest_target_probability(graded):
     y, _, qid = graded
     state = BoltzRankLoss(n_rankings=50).prepare(y, QueryLayout(qid), random_state=1)
-    target = state.per_query["target"]
+    target = state.target
     assert_allclose(target.sum(axis=1), 1.0, rtol=1e-12)
     assert (target[:, 0] >= target.max(axis=1) - 1e-15).all()
 
@@ -111,7 +111,7 @@ def test_target_temperature_sharpens_the_target(graded):
 
     def entropy(temperature):
         t = BoltzRankLoss(n_rankings=30, target_temperature=temperature).prepare(
-            y, layout, random_state=0).per_query["target"]
+            y, layout, random_state=0).target
         return -(t * np.log(t)).sum(axis=1)
 
     assert (entropy(0.1) < entropy(1.0)).all()
@@ -263,7 +263,7 @@ def test_other_label_sets_get_a_full_range_of_gains(rng, levels):
     y = rng.integers(0, levels, size=80).astype(float)
     layout = QueryLayout(np.zeros(80, dtype=int))
     state = BoltzRankLoss(n_rankings=400).prepare(y, layout, random_state=0)
-    gains = state.per_query["gains"][0]
+    gains = state.gains[0]
     assert gains[0] == pytest.approx(1.0)
     low, high = np.quantile(gains, [0.1, 0.9])
     assert low < 0.4 and high > 0.85 and 0.3 < np.median(gains) < 0.95
@@ -275,22 +275,22 @@ def test_gains_are_the_metric_of_each_sample(graded):
     for gain, oracle in [("ndcg@3", lambda lab, r: _ndcg_at(lab, r, 3)),
                          ("ndcg", lambda lab, r: _ndcg_at(lab, r, len(lab)))]:
         state = BoltzRankLoss(n_rankings=15, metric=gain).prepare(y, layout, random_state=2)
-        ranks, y_sorted = state.per_row["ranks"], layout.to_sorted(y)
+        ranks, y_sorted = state.ranks, layout.to_sorted(y)
         for q, (a, b) in enumerate(zip(layout.offsets[:-1], layout.offsets[1:])):
             expected = [oracle(y_sorted[a:b], ranks[a:b, i]) for i in range(15)]
-            assert_allclose(state.per_query["gains"][q], expected, rtol=1e-12)
+            assert_allclose(state.gains[q], expected, rtol=1e-12)
 
 
 def test_map_gain(graded):
     y, _, qid = graded
     layout = QueryLayout(qid)
     state = BoltzRankLoss(n_rankings=10, metric="map").prepare(y, layout, random_state=0)
-    ranks, y_sorted = state.per_row["ranks"], layout.to_sorted(y)
+    ranks, y_sorted = state.ranks, layout.to_sorted(y)
     a, b = layout.offsets[0], layout.offsets[1]
     for i in range(10):
         relevant = np.sort(ranks[a:b, i][y_sorted[a:b] >= 1])
         ap = np.mean(np.arange(1, len(relevant) + 1) / relevant)
-        assert state.per_query["gains"][0, i] == pytest.approx(ap, rel=1e-12)
+        assert state.gains[0, i] == pytest.approx(ap, rel=1e-12)
 
 
 # ----------------------------------------------------------------------
@@ -302,7 +302,7 @@ def test_objective_equals_a_direct_implementation(graded, gain_weight):
     loss = BoltzRankLoss(n_rankings=12, gain_weight=gain_weight, metric="ndcg@5")
     state = loss.prepare(y, layout, random_state=4)
     value, _ = loss.value_and_grad(s, state)
-    ranks = state.per_row["ranks"]
+    ranks = state.ranks
     s_sorted, y_sorted = layout.to_sorted(s), layout.to_sorted(y)
     values = []
     for a, b in zip(layout.offsets[:-1], layout.offsets[1:]):
@@ -374,13 +374,13 @@ def test_setup_in_chunks_of_queries_equals_one_pass(graded, monkeypatch, params,
     monkeypatch.setattr(boltzrank, "SETUP_CELLS", 60)  # six rows: one query at a time
     assert len(list(layout.ranges(60 // 10))) == layout.n_queries
     chunked = loss.prepare(y, layout, random_state=clone_seed(seed))
-    assert chunked.per_row["ranks"].dtype == state.per_row["ranks"].dtype
-    np.testing.assert_array_equal(chunked.per_row["ranks"], state.per_row["ranks"])
-    assert chunked.per_query.keys() == state.per_query.keys()
-    for name, value in state.per_query.items():
-        np.testing.assert_array_equal(chunked.per_query[name], value, err_msg=name)
+    assert chunked.ranks.dtype == state.ranks.dtype
+    np.testing.assert_array_equal(chunked.ranks, state.ranks)
+    assert chunked.arrays().keys() == state.arrays().keys()
+    for name, value in state.arrays().items():
+        np.testing.assert_array_equal(getattr(chunked, name), value, err_msg=name)
     # the samples are not all alike: the comparison could fail
-    assert len(np.unique(state.per_row["ranks"], axis=1)) > 1
+    assert len(np.unique(state.ranks, axis=1)) > 1
 
 
 def test_setup_memory_is_bounded_by_the_chunk_not_the_data(monkeypatch):
@@ -399,7 +399,7 @@ def test_setup_memory_is_bounded_by_the_chunk_not_the_data(monkeypatch):
     finally:
         tracemalloc.stop()
     n_cells = layout.n_samples * 50  # ~250,000: drawn at once, some 40 MB of temporaries
-    assert state.per_row["ranks"].size == n_cells
+    assert state.ranks.size == n_cells
     # temporaries of one chunk of 2**13 cells (~60 bytes each), whatever the data's size
     assert peak - kept < 2**13 * 200 + 2**20
 
@@ -437,7 +437,7 @@ def test_default_gain_refuses_labels_it_cannot_score():
     linear = make_ranking_scorer("ndcg", k=10, gain="linear")
     state = BoltzRankLoss(n_rankings=4, metric=linear).prepare(np.array([0.0, 2000.0, 1.0]),
                                                             layout, random_state=0)
-    assert np.isfinite(state.per_query["gains"]).all()
+    assert np.isfinite(state.gains).all()
 
 
 def test_tied_sort_keys_fall_back_to_row_order(rng, monkeypatch):
@@ -796,7 +796,7 @@ def test_targets_stay_finite_for_huge_labels_and_tiny_temperatures(
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         state = loss.prepare(y * labels, qid, random_state=0)
-    target = state.per_query["target"]
+    target = state.target
     assert np.isfinite(target).all()
     assert_allclose(target.sum(axis=1), 1.0, rtol=1e-12)
     value, grad = loss.value_and_grad(eight_queries_scores, state)
@@ -871,7 +871,7 @@ def test_nan_gains_of_queries_with_equal_labels_are_unused_and_accepted():
     y, qid = np.array([0, 0, 0, 1, 2, 0]), np.array([0, 0, 0, 1, 1, 1])
     loss = BoltzRankLoss(4, metric=partial(ndcg_score, no_relevant="skip"))
     state = loss.prepare(y, qid, random_state=0)
-    assert np.isnan(state.per_query["gains"][0]).all()
+    assert np.isnan(state.gains[0]).all()
     value, grad = loss.value_and_grad(np.arange(6.0), state)
     assert np.isfinite(value) and np.isfinite(grad).all() and (grad[:3] == 0).all()
 

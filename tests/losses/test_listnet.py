@@ -55,4 +55,4 @@ def test_listnet_takes_the_loss_from_halved_gaps_where_the_sum_overflows(eight_q
     value, grad = loss.value_and_grad(s, state)
     assert np.isfinite(value) and value >= 0
     # the gradient is exact: uniform top-one probabilities minus the target
-    assert_allclose(grad, (0.2 - state.layout.to_rows(state.per_row["target"])) / 8, atol=1e-17)
+    assert_allclose(grad, (0.2 - state.layout.to_rows(state.target)) / 8, atol=1e-17)

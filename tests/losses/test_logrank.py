@@ -84,7 +84,7 @@ def test_walk_equals_exact_when_the_sample_is_every_ranking(objective, rng):
     y, s, qid = map(np.concatenate, (ys, ss, qids))
     walk = LogRankLoss(objective, metric="auc", sampler="walk", n_rankings=300, walk_length=6)
     values, state = _per_query(walk, y, s, qid)
-    assert_allclose(state.per_query["valid"].sum(axis=1), [2, 4, 8, 16])
+    assert_allclose(state.valid.sum(axis=1), [2, 4, 8, 16])
     exact, _ = _per_query(LogRankLoss(objective, metric="auc", sampler="exact"), y, s, qid)
     assert_allclose(values, exact, rtol=1e-12)
 
@@ -116,11 +116,11 @@ def test_samples_are_total_orders_with_their_coefficients(rng):
                            walk_restart=restart)
         layout = QueryLayout(qid)
         state = loss.prepare(y, layout, random_state=3)
-        ranks, coef = state.per_row["ranks"], state.per_row["coef"]
-        good = state.per_row["good"]
+        ranks, coef = state.ranks, state.coef
+        good = state.good
         for q in range(layout.n_queries):
             a, b = layout.offsets[q], layout.offsets[q + 1]
-            if not state.per_query["informative"][q]:
+            if not state.informative[q]:
                 assert (coef[a:b] == 0).all()
                 continue
             g = good[a:b]
@@ -148,11 +148,11 @@ def test_gains_match_the_metrics(rng):
         loss = LogRankLoss("l3", metric=metric, sampler="walk", n_rankings=25, walk_length=4)
         layout = QueryLayout(qid)
         state = loss.prepare(y, layout, random_state=0)
-        good = state.per_row["good"].astype(float)
+        good = state.good.astype(float)
         for q in range(layout.n_queries):
             a, b = layout.offsets[q], layout.offsets[q + 1]
-            for i in range(state.per_row["ranks"].shape[1]):
-                score = -state.per_row["ranks"][a:b, i].astype(float)
+            for i in range(state.ranks.shape[1]):
+                score = -state.ranks[a:b, i].astype(float)
                 if gain == "auc":
                     g, bd = score[good[a:b] == 1], score[good[a:b] == 0]
                     expected = (g[:, None] > bd[None, :]).mean()
@@ -160,7 +160,7 @@ def test_gains_match_the_metrics(rng):
                     expected = average_precision_score(good[a:b], score, qid=np.zeros(b - a))
                 else:
                     expected = ndcg_score(good[a:b], score, qid=np.zeros(b - a), k=k)
-                assert_allclose(state.per_query["gains"][q, i], expected, rtol=1e-12)
+                assert_allclose(state.gains[q, i], expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("gain", GAINS)
@@ -181,9 +181,9 @@ def test_long_walk_visits_every_valid_ranking():
     y = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
     loss = LogRankLoss("likelihood", sampler="walk", n_rankings=2001, walk_length=50)
     state = loss.prepare(y, QueryLayout(np.zeros(5)), random_state=0)
-    seen = {_signs(y, state.per_row["ranks"][:, i]) for i in range(2001)}
+    seen = {_signs(y, state.ranks[:, i]) for i in range(2001)}
     assert seen == _orders(2, 3)
-    assert state.per_query["valid"].sum() == len(seen)  # each ranking counted once
+    assert state.valid.sum() == len(seen)  # each ranking counted once
 
 
 def _theta(y, good_i, bad_j, n_pos, n_neg):
@@ -211,7 +211,7 @@ def test_each_state_of_a_walk_swaps_one_adjacent_good_bad_pair(restart, rng):
     state = loss.prepare(y, layout, random_state=3)
     good = layout.to_sorted(y) == 1
     for a, b in zip(layout.offsets[:-1], layout.offsets[1:]):
-        ranks = state.per_row["ranks"][a:b]
+        ranks = state.ranks[a:b]
         sequences = np.zeros((b - a, ranks.shape[1]), dtype=int)
         np.put_along_axis(sequences, ranks - 1, good[a:b, None].astype(int), axis=0)
         assert (sequences.sum(axis=0) == good[a:b].sum()).all()
@@ -270,7 +270,7 @@ def test_walk_follows_figure_2(restart):
     loss = LogRankLoss("likelihood", metric="auc", sampler="walk", n_rankings=n * (steps + 1) + 1,
                        walk_length=steps + 1, walk_restart=restart)
     state = loss.prepare(labels.astype(float), QueryLayout(np.zeros(5)), random_state=1)
-    ranks = state.per_row["ranks"][:, 1:].reshape(5, n, steps + 1)
+    ranks = state.ranks[:, 1:].reshape(5, n, steps + 1)
     for step in range(steps + 1):
         expected = start @ np.linalg.matrix_power(transition, step)
         counts = np.zeros(len(valid))
@@ -367,10 +367,11 @@ def test_store_ranks_false_keeps_the_coefficients_without_the_ranks():
     layout = QueryLayout(qid)
     full = LogRankLoss().prepare(y, layout, random_state=5)
     lean = LogRankLoss(store_ranks=False).prepare(y, layout, random_state=5)
-    assert "ranks" in full.per_row and "ranks" not in lean.per_row
-    np.testing.assert_array_equal(lean.per_row["coef"], full.per_row["coef"])
-    for name, value in full.per_query.items():
-        np.testing.assert_array_equal(lean.per_query[name], value)
+    assert full.ranks is not None and lean.ranks is None
+    np.testing.assert_array_equal(lean.coef, full.coef)
+    assert full.arrays().keys() - lean.arrays().keys() == {"ranks"}
+    for name, value in lean.arrays().items():
+        np.testing.assert_array_equal(value, getattr(full, name))
     s = np.random.default_rng(0).normal(size=len(y))
     assert LogRankLoss(store_ranks=False).value_and_grad(s, lean)[0] == pytest.approx(
         LogRankLoss().value_and_grad(s, full)[0], rel=1e-15)
@@ -394,8 +395,8 @@ def test_walk_longer_than_the_sample_is_one_walk(walk_length, six_queries):
     state = LogRankLoss(n_rankings=7, walk_length=walk_length).prepare(y, qid, random_state=0)
     expected = LogRankLoss(n_rankings=7, walk_length=7).prepare(y, qid, random_state=0)
     for key in ("coef", "ranks"):
-        np.testing.assert_array_equal(state.per_row[key], expected.per_row[key])
-    np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
+        np.testing.assert_array_equal(getattr(state, key), getattr(expected, key))
+    np.testing.assert_array_equal(state.gains, expected.gains)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -38,7 +38,7 @@ def test_the_rescued_logits_are_the_usual_ones_shifted(eight_queries, eight_quer
 
     X, y, qid = eight_queries
     state = BoltzRankLoss(n_rankings=10).prepare(y, qid, random_state=0)
-    block = state.per_row["ranks"][:5].astype(np.float64)
+    block = state.ranks[:5].astype(np.float64)
     s = eight_queries_scores[:5] * 1e3
     usual = -0.25 * (s @ block)  # scale -4 / (m - 1)^2 for m = 5
     assert_allclose(_shifted_logits(s, block, -0.25), usual - usual.max(), rtol=1e-12,
