@@ -170,30 +170,6 @@ def test_search_with_requested_qid_and_pointwise_scorer_trains_per_query(
         context.__exit__(None, None, None)
 
 
-def test_pipeline_predict_without_qid_warns(thirty_queries, metadata_routing):
-    X, y, qid = thirty_queries
-    with metadata_routing():
-        pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**TWENTY_EPOCHS)).fit(X, y, qid=qid)
-        with pytest.warns(UserWarning, match="QueryNormalizer was fitted on 30 queries"):
-            pipe.predict(X)
-        expected = pipe[-1].predict(QueryNormalizer().fit_transform(X, qid=qid))
-        context = no_warnings()
-        try:
-            np.testing.assert_allclose(pipe.predict(X, qid=qid), expected)
-        finally:
-            context.__exit__(None, None, None)
-
-
-def test_query_normalizer_fitted_without_qid_transforms_quietly(thirty_queries):
-    X, _, _ = thirty_queries
-    normalizer = QueryNormalizer().fit(X)
-    context = no_warnings()
-    try:
-        normalizer.transform(X)
-    finally:
-        context.__exit__(None, None, None)
-
-
 SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
 
 

@@ -20,7 +20,6 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.model_selection import GroupKFold as SklearnGroupKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skrank.inspection import permutation_importance
 from skrank.metrics import get_ranking_scorer, make_ranking_scorer, ndcg_score
 from skrank.model_selection import cross_validate_ranker
 
@@ -29,12 +28,6 @@ from tests._selection import N_ROWS, SEARCHES, grid_search, run_tool, three_epoc
 
 # ListNet with max_iter=3, the campaign's fast ranker, stops before converging
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-
-
-@pytest.fixture(scope="module")
-def listnet(eight_queries):
-    X, y, qid = eight_queries
-    return three_epoch_listnet().fit(X, y, qid=qid)
 
 
 TOOLS = ["permutation_importance", "cross_validate_ranker", *SEARCHES]
@@ -106,63 +99,12 @@ def test_callables_taking_estimator_x_y_are_still_scorers(scoring, eight_queries
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-def test_permutation_importance_of_a_ranker_refuses_a_metric_function(eight_queries, listnet):
-    X, y, qid = eight_queries
-    with pytest.raises(TypeError, match=r"^scoring must be a scorer.* got scoring=ndcg_score "):
-        permutation_importance(listnet, X, y, qid=qid, scoring=ndcg_score)
-
-
-@pytest.mark.parametrize("n", [3, N_ROWS + 1])
-def test_wrong_length_sample_weight_names_sample_weight_and_both_lengths(n, eight_queries, listnet):
-    X, y, qid = eight_queries
-    message = (rf"^sample_weight must have one entry per row of X: X has {N_ROWS} rows, "
-               rf"sample_weight has {n}\.$")
-    with pytest.raises(ValueError, match=message):
-        permutation_importance(listnet, X, y, qid=qid, sample_weight=np.ones(n))
-
-
-def test_wrong_length_y_names_y_and_both_lengths(eight_queries, listnet):
-    X, y, qid = eight_queries
-    with pytest.raises(ValueError, match=rf"^y must have one entry per row of X: X has "
-                                         rf"{N_ROWS} rows, y has 3\.$"):
-        permutation_importance(listnet, X, y[:3], qid=qid)
-
-
-def test_scalar_sample_weight_is_refused_naming_it(eight_queries, listnet):
-    X, y, qid = eight_queries
-    with pytest.raises(TypeError, match=rf"^sample_weight must be an array-like with one "
-                                        rf"entry per row of X \({N_ROWS}\), got "
-                                        rf"sample_weight=2\.0\.$"):
-        permutation_importance(listnet, X, y, qid=qid, sample_weight=2.0)
-
-
-@pytest.mark.parametrize("random_state", ["x", -1, 2.5, 2**32])
-def test_bad_random_state_of_permutation_importance_names_random_state(random_state, eight_queries,
-                                                                         listnet):
-    X, y, qid = eight_queries
-    message = (r"^random_state must be None, an int in \[0, 2\*\*32 - 1\] or a "
-               rf"numpy\.random\.RandomState, got random_state={re.escape(repr(random_state))}"
-               r" \(.+\)\.$")
-    with pytest.raises(ValueError, match=message):
-        permutation_importance(listnet, X, y, qid=qid, random_state=random_state)
-
-
 @pytest.mark.parametrize("value", HUGE)
 def test_huge_n_jobs_of_cross_validate_ranker_is_one_worker_per_fold(value, eight_queries):
     X, y, qid = eight_queries
     got = cross_validate_ranker(three_epoch_listnet(), X, y, qid=qid, cv=2, n_jobs=value)
     expected = cross_validate_ranker(three_epoch_listnet(), X, y, qid=qid, cv=2)
     np.testing.assert_array_equal(got["test_score"], expected["test_score"])
-
-
-@pytest.mark.parametrize("value", HUGE)
-def test_huge_n_jobs_of_permutation_importance_is_one_worker_per_feature(value, eight_queries,
-                                                                          listnet):
-    X, y, qid = eight_queries
-    got = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0,
-                                 n_jobs=value)
-    expected = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0)
-    np.testing.assert_array_equal(got.importances, expected.importances)
 
 
 @pytest.mark.parametrize("value", HUGE)

@@ -1,4 +1,4 @@
-"""Ranking scorers: names, conventions, qid handling, metadata routing.
+"""Ranking scorers (skrank/metrics/_scorer.py): names, conventions, qid, routing, weights.
 
 Oracles: the metric functions of :mod:`skrank.metrics` called directly on the
 predictions, and hand-written per-fold loops over ``GroupKFold`` splits for
@@ -14,16 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.linear_model import Ridge
-from sklearn.model_selection import (
-    GridSearchCV,
-    GroupKFold,
-    cross_val_score,
-    cross_validate,
-)
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.metadata_routing import get_routing_for_object
 
+import skrank
+from skrank import ListNetRanker
 from skrank.datasets import make_ranking
 from skrank.metrics import (
     RankingScorer,
@@ -40,9 +38,12 @@ from skrank.metrics import (
 )
 from skrank.preprocessing import QueryNormalizer
 
+from tests._inputs import fast
+from tests.metrics._query_weights import row_weights
+
 
 @pytest.fixture(scope="module")
-def data():
+def scorer_data():
     """40 queries of 5 to 12 documents; noisy labels so metrics are not saturated."""
     return make_ranking(
         n_queries=40, n_docs=(5, 12), n_features=5, noise=1.0, random_state=0
@@ -50,8 +51,8 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def fitted(data):
-    X, y, _ = data
+def fitted_ridge(scorer_data):
+    X, y, _ = scorer_data
     return Ridge().fit(X, y)
 
 
@@ -121,12 +122,12 @@ def manual_fold_scores(X, y, qid, metric, *, alpha=1.0, n_splits=5, **kwargs):
         ("recall@10", recall_at_k, {"k": 10}),
     ],
 )
-def test_named_scorer_equals_direct_metric(data, fitted, name, metric, kwargs):
-    X, y, qid = data
+def test_named_scorer_equals_direct_metric(scorer_data, fitted_ridge, name, metric, kwargs):
+    X, y, qid = scorer_data
     scorer = get_ranking_scorer(name)
     assert isinstance(scorer, RankingScorer)
-    expected = metric(y, fitted.predict(X), qid=qid, **kwargs)
-    assert scorer(fitted, X, y, qid=qid) == pytest.approx(expected, rel=1e-12)
+    expected = metric(y, fitted_ridge.predict(X), qid=qid, **kwargs)
+    assert scorer(fitted_ridge, X, y, qid=qid) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -136,11 +137,11 @@ def test_named_scorer_equals_direct_metric(data, fitted, name, metric, kwargs):
         ("recall@3", "recall"), ("err@2", "err"), ("mrr@1", "mrr"),
     ],
 )
-def test_cutoff_of_name_is_used(data, fitted, with_k, without_k):
+def test_cutoff_of_name_is_used(scorer_data, fitted_ridge, with_k, without_k):
     # Guards the test above against a scorer that drops k.
-    X, y, qid = data
-    at_k = get_ranking_scorer(with_k)(fitted, X, y, qid=qid)
-    full = get_ranking_scorer(without_k)(fitted, X, y, qid=qid)
+    X, y, qid = scorer_data
+    at_k = get_ranking_scorer(with_k)(fitted_ridge, X, y, qid=qid)
+    full = get_ranking_scorer(without_k)(fitted_ridge, X, y, qid=qid)
     assert at_k != pytest.approx(full, rel=1e-6)
 
 
@@ -197,13 +198,13 @@ def test_get_ranking_scorer_rejects_unknown_names(name, error):
     ],
 )
 def test_conventions_reach_the_metric(
-    data, fitted, metric_name, metric, k, conventions
+    scorer_data, fitted_ridge, metric_name, metric, k, conventions
 ):
-    X, y, qid = data
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(metric_name, k=k, **conventions)
-    pred = fitted.predict(X)
+    pred = fitted_ridge.predict(X)
     expected = metric(y, pred, qid=qid, k=k, **conventions)
-    assert scorer(fitted, X, y, qid=qid) == pytest.approx(expected, rel=1e-12)
+    assert scorer(fitted_ridge, X, y, qid=qid) == pytest.approx(expected, rel=1e-12)
     # The convention makes a difference on these data, so dropping it fails.
     default = metric(y, pred, qid=qid, k=k)
     assert expected != pytest.approx(default, rel=1e-6)
@@ -244,48 +245,48 @@ def test_make_ranking_scorer_rejects_bad_k(k):
         make_ranking_scorer("ndcg", k=k)
 
 
-def test_callable_metric_gets_k_and_conventions(data, fitted):
-    X, y, qid = data
+def test_callable_metric_gets_k_and_conventions(scorer_data, fitted_ridge):
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(top1_hit_rate, k=2, bonus=0.5)
-    expected = top1_hit_rate(y, fitted.predict(X), qid=qid, k=2, bonus=0.5)
-    assert scorer(fitted, X, y, qid=qid) == pytest.approx(expected)
-    assert expected != pytest.approx(top1_hit_rate(y, fitted.predict(X), qid=qid, k=1))
+    expected = top1_hit_rate(y, fitted_ridge.predict(X), qid=qid, k=2, bonus=0.5)
+    assert scorer(fitted_ridge, X, y, qid=qid) == pytest.approx(expected)
+    assert expected != pytest.approx(top1_hit_rate(y, fitted_ridge.predict(X), qid=qid, k=1))
     assert "top1_hit_rate" in repr(scorer)
 
 
-def test_score_predictions_equals_call(data, fitted):
-    X, y, qid = data
+def test_score_predictions_equals_call(scorer_data, fitted_ridge):
+    X, y, qid = scorer_data
     scorer = get_ranking_scorer("ndcg@5")
-    assert scorer.score_predictions(y, fitted.predict(X), qid=qid) == scorer(
-        fitted, X, y, qid=qid
+    assert scorer.score_predictions(y, fitted_ridge.predict(X), qid=qid) == scorer(
+        fitted_ridge, X, y, qid=qid
     )
 
 
 # ----------------------------------------------------------------------------
 # qid and sample_weight
 @pytest.mark.parametrize("name", ["ndcg@10", "map", "precision@3"])
-def test_scorer_without_qid_raises(data, fitted, name):
-    X, y, _ = data
+def test_scorer_without_qid_raises(scorer_data, fitted_ridge, name):
+    X, y, _ = scorer_data
     scorer = get_ranking_scorer(name)
     with pytest.raises(ValueError, match=r"needs qid.*qid=None"):
-        scorer(fitted, X, y)
+        scorer(fitted_ridge, X, y)
     with pytest.raises(ValueError, match="needs qid"):
-        scorer(fitted, X, y, qid=None)
+        scorer(fitted_ridge, X, y, qid=None)
 
 
-def test_scorer_rejects_sample_weight_its_metric_does_not_take(data, fitted):
-    # skrank's metrics take query weights (tests/test_metric_weights.py); a
+def test_scorer_rejects_sample_weight_its_metric_does_not_take(scorer_data, fitted_ridge):
+    # skrank's metrics take query weights (tests/metrics/test_ranking.py); a
     # custom metric without a sample_weight parameter still refuses them.
-    X, y, qid = data
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(top1_hit_rate, k=1)
     assert not scorer._accept_sample_weight()
     with pytest.raises(ValueError, match="sample_weight"):
-        scorer(fitted, X, y, qid=qid, sample_weight=np.ones(len(y)))
+        scorer(fitted_ridge, X, y, qid=qid, sample_weight=np.ones(len(y)))
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_predict_taking_qid_receives_it(data, routing, metadata_routing):
-    X, y, qid = data
+def test_predict_taking_qid_receives_it(scorer_data, routing, metadata_routing):
+    X, y, qid = scorer_data
     est = QidAwareRanker().fit(X, y)
     with metadata_routing(routing):
         got = get_ranking_scorer("ndcg@10")(est, X, y, qid=qid)
@@ -296,9 +297,9 @@ def test_predict_taking_qid_receives_it(data, routing, metadata_routing):
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_predict_without_qid_parameter_is_called_without_qid(data, routing, metadata_routing):
+def test_predict_without_qid_parameter_is_called_without_qid(scorer_data, routing, metadata_routing):
     # **kwargs alone is no request for qid: a plain regressor gets predict(X).
-    X, y, qid = data
+    X, y, qid = scorer_data
     est = KwargsRecorder().fit(X, y)
     with metadata_routing(routing):
         got = get_ranking_scorer("map")(est, X, y, qid=qid)
@@ -306,11 +307,11 @@ def test_predict_without_qid_parameter_is_called_without_qid(data, routing, meta
     assert got == pytest.approx(map_score(y, X @ est.coef_, qid=qid))
 
 
-def test_plain_regressor_is_scored(data, fitted):
+def test_plain_regressor_is_scored(scorer_data, fitted_ridge):
     # Ridge.predict takes no qid: passing it would raise a TypeError.
-    X, y, qid = data
-    got = get_ranking_scorer("ndcg@10")(fitted, X, y, qid=qid)
-    assert got == pytest.approx(ndcg_score(y, fitted.predict(X), qid=qid, k=10))
+    X, y, qid = scorer_data
+    got = get_ranking_scorer("ndcg@10")(fitted_ridge, X, y, qid=qid)
+    assert got == pytest.approx(ndcg_score(y, fitted_ridge.predict(X), qid=qid, k=10))
 
 
 # ----------------------------------------------------------------------------
@@ -328,8 +329,8 @@ def test_scorer_requests_qid_for_score(metadata_routing):
         assert get_routing_for_object(scorer).consumes("score", ["qid"]) == {"qid"}
 
 
-def test_score_request_false_stops_routing_qid(data, metadata_routing):
-    X, y, qid = data
+def test_score_request_false_stops_routing_qid(scorer_data, metadata_routing):
+    X, y, qid = scorer_data
     scorer = get_ranking_scorer("ndcg@10").set_score_request(qid=False)
     unrouted = r"unexpected argument\(s\) \{'qid'\}, which are not routed to any object"
     with metadata_routing(), pytest.raises(TypeError, match=unrouted):
@@ -343,8 +344,8 @@ def test_score_request_false_stops_routing_qid(data, metadata_routing):
         )
 
 
-def test_grid_search_with_routing_equals_manual_folds(data, metadata_routing):
-    X, y, qid = data
+def test_grid_search_with_routing_equals_manual_folds(scorer_data, metadata_routing):
+    X, y, qid = scorer_data
     alphas = [0.01, 1000.0]
     with metadata_routing():
         search = GridSearchCV(
@@ -368,8 +369,8 @@ def test_grid_search_with_routing_equals_manual_folds(data, metadata_routing):
     assert search.best_params_ == {"alpha": best}
 
 
-def test_cross_val_score_with_routing_equals_manual_folds(data, metadata_routing):
-    X, y, qid = data
+def test_cross_val_score_with_routing_equals_manual_folds(scorer_data, metadata_routing):
+    X, y, qid = scorer_data
     with metadata_routing():
         got = cross_val_score(
             Ridge(),
@@ -382,8 +383,8 @@ def test_cross_val_score_with_routing_equals_manual_folds(data, metadata_routing
     np.testing.assert_allclose(got, manual_fold_scores(X, y, qid, map_score))
 
 
-def test_cross_validate_with_routing_two_scorers(data, metadata_routing):
-    X, y, qid = data
+def test_cross_validate_with_routing_two_scorers(scorer_data, metadata_routing):
+    X, y, qid = scorer_data
     scoring = {
         "ndcg": get_ranking_scorer("ndcg@5"),
         "map": make_ranking_scorer("map", relevance_threshold=2),
@@ -417,8 +418,8 @@ def _normalized_pipeline_fold_scores(X, y, qid, *, qid_in_predict):
     return np.array(scores)
 
 
-def test_pipeline_with_routing_gets_qid_in_predict(data, metadata_routing):
-    X, y, qid = data
+def test_pipeline_with_routing_gets_qid_in_predict(scorer_data, metadata_routing):
+    X, y, qid = scorer_data
     pipe = make_pipeline(QueryNormalizer(), Ridge())
     with metadata_routing():
         got = cross_val_score(
@@ -435,11 +436,11 @@ def test_pipeline_with_routing_gets_qid_in_predict(data, metadata_routing):
     assert not np.allclose(expected, unrouted)
 
 
-def test_pipeline_without_routing_gets_qid_in_predict(data):
+def test_pipeline_without_routing_gets_qid_in_predict(scorer_data):
     # With routing off a Pipeline's predict(X, **params) cannot give qid to its
-    # transforms, so the scorer walks the steps itself (issue 29): QueryNormalizer
+    # transforms, so the scorer walks the steps itself: QueryNormalizer
     # normalises the test rows query by query, as with routing on.
-    X, y, qid = data
+    X, y, qid = scorer_data
     train, test = next(GroupKFold(n_splits=5).split(X, y, groups=qid))
     pipe = make_pipeline(QueryNormalizer(), Ridge())
     pipe.fit(X[train], y[train], querynormalizer__qid=qid[train])
@@ -451,12 +452,12 @@ def test_pipeline_without_routing_gets_qid_in_predict(data):
 
 
 @pytest.mark.parametrize("error_score", ["raise", np.nan])
-def test_routing_off_sklearn_cv_cannot_pass_qid(data, error_score):
+def test_routing_off_sklearn_cv_cannot_pass_qid(scorer_data, error_score):
     # With routing off scikit-learn never gives the scorer qid. The scorer
     # raises rather than returning a number; scikit-learn's default
     # error_score=np.nan turns that into NaN scores with a warning. This is why
     # skrank.model_selection.cross_validate_ranker and RankerSearchCV exist.
-    X, y, qid = data
+    X, y, qid = scorer_data
     scorer = get_ranking_scorer("ndcg@10")
     if error_score == "raise":
         with pytest.raises(ValueError, match="needs qid"):
@@ -495,11 +496,11 @@ def test_routing_off_sklearn_cv_cannot_pass_qid(data, error_score):
     ],
     ids=repr,
 )
-def test_scorer_pickle_round_trip(data, fitted, scorer):
-    X, y, qid = data
+def test_scorer_pickle_round_trip(scorer_data, fitted_ridge, scorer):
+    X, y, qid = scorer_data
     clone = pickle.loads(pickle.dumps(scorer))
     assert repr(clone) == repr(scorer)
-    assert clone(fitted, X, y, qid=qid) == scorer(fitted, X, y, qid=qid)
+    assert clone(fitted_ridge, X, y, qid=qid) == scorer(fitted_ridge, X, y, qid=qid)
 
 
 def test_pickle_keeps_score_request(metadata_routing):
@@ -552,21 +553,21 @@ def test_callable_metric_is_checked_when_the_scorer_is_made(metric, kwargs, matc
         make_ranking_scorer(metric, **kwargs)
 
 
-def test_callable_metric_without_a_cutoff_parameter(data, fitted):
+def test_callable_metric_without_a_cutoff_parameter(scorer_data, fitted_ridge):
     """No k is passed to a metric that takes none when the scorer has none."""
-    X, y, qid = data
+    X, y, qid = scorer_data
 
     def mean_top_label(y_true, y_score, *, qid):
         return top1_hit_rate(y_true, y_score, qid=qid, k=1)
 
     scorer = make_ranking_scorer(mean_top_label)
-    assert scorer(fitted, X, y, qid=qid) == pytest.approx(
-        top1_hit_rate(y, fitted.predict(X), qid=qid, k=1)
+    assert scorer(fitted_ridge, X, y, qid=qid) == pytest.approx(
+        top1_hit_rate(y, fitted_ridge.predict(X), qid=qid, k=1)
     )
 
 
 # ----------------------------------------------------------------------------
-# What a callable metric returns, and other bad input (issue 27)
+# What a callable metric returns, and other bad input
 def _returning(value):
     """A metric without k or weights that returns ``value`` whatever it is given."""
     def metric(y_true, y_score, *, qid, average=True):
@@ -589,16 +590,16 @@ def _returning(value):
         (np.complex128(1), "complex128"),
     ],
 )
-def test_metric_must_return_one_number(data, fitted, value, got):
-    # issue 27: numpy's and Python's float() errors leaked out of the scorer
-    X, y, qid = data
+def test_metric_must_return_one_number(scorer_data, fitted_ridge, value, got):
+    # numpy's and Python's float() errors leaked out of the scorer
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(_returning(value))
     message = (r"^the metric 'fixed' of make_ranking_scorer\('fixed'\) must return one "
                rf"number \(the mean over queries\); got {got}")
     with pytest.raises(TypeError, match=message):
-        scorer(fitted, X, y, qid=qid)
+        scorer(fitted_ridge, X, y, qid=qid)
     with pytest.raises(TypeError, match=message):
-        scorer.score_predictions(y, fitted.predict(X), qid=qid)
+        scorer.score_predictions(y, fitted_ridge.predict(X), qid=qid)
 
 
 @given(value=st.one_of(
@@ -610,11 +611,11 @@ def test_metric_must_return_one_number(data, fitted, value, got):
     st.floats().map(np.array),  # a 0-d array
 ))
 @settings(max_examples=60, deadline=None)
-def test_metric_returning_one_number_is_its_float(data, value):
-    # issue 27: the check keeps every number, NaN and infinities included (as
+def test_metric_returning_one_number_is_its_float(scorer_data, value):
+    # the check keeps every number, NaN and infinities included (as
     # scikit-learn's scorers pass NaN on; early stopping treats a NaN metric
     # as one without signal), and returns float(value) as before
-    X, y, qid = data
+    X, y, qid = scorer_data
     got = make_ranking_scorer(_returning(value)).score_predictions(
         y, np.zeros(len(y)), qid=qid
     )
@@ -633,9 +634,9 @@ def test_metric_returning_one_number_is_its_float(data, value):
         ([[1], [2, 3]], "list of length 2"),
     ],
 )
-def test_metric_without_average_must_return_one_number_per_query(data, value, got):
-    # issue 27: average=False returned whatever the metric gave
-    X, y, qid = data
+def test_metric_without_average_must_return_one_number_per_query(scorer_data, value, got):
+    # average=False returned whatever the metric gave
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(_returning(value))
     with pytest.raises(TypeError, match=(
         r"^the metric 'fixed' of make_ranking_scorer\('fixed'\) must return a 1-D array "
@@ -645,8 +646,8 @@ def test_metric_without_average_must_return_one_number_per_query(data, value, go
 
 
 @pytest.mark.parametrize("qid_kind", ["sorted", "shuffled", "text"])
-def test_metric_without_average_one_number_per_query_passes(data, qid_kind):
-    X, y, qid = data
+def test_metric_without_average_one_number_per_query_passes(scorer_data, qid_kind):
+    X, y, qid = scorer_data
     if qid_kind == "shuffled":
         qid = qid[::-1]
     elif qid_kind == "text":
@@ -661,9 +662,9 @@ def _mean_top_label(y_true, y_score, *, qid):
     return top1_hit_rate(y_true, y_score, qid=qid, k=1)
 
 
-def test_average_false_needs_a_metric_that_takes_average(data):
+def test_average_false_needs_a_metric_that_takes_average(scorer_data):
     # the callable's own "unexpected keyword argument 'average'" leaked out
-    X, y, qid = data
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(_mean_top_label)
     message = (r"^make_ranking_scorer\('_mean_top_label'\)\.score_predictions\(\.\.\., "
                r"average=False\) needs a metric that accepts an 'average' parameter "
@@ -677,8 +678,8 @@ def test_average_false_needs_a_metric_that_takes_average(data):
         _mean_top_label(y, X[:, 0], qid=qid))
 
 
-def test_average_false_trusts_a_metric_with_kwargs(data):
-    X, y, qid = data
+def test_average_false_trusts_a_metric_with_kwargs(scorer_data):
+    X, y, qid = scorer_data
 
     def per_query(y_true, y_score, *, qid, **kwargs):
         assert kwargs["average"] is False
@@ -690,15 +691,15 @@ def test_average_false_trusts_a_metric_with_kwargs(data):
 
 
 @pytest.mark.parametrize("average", ["no", None, 0, 1, np.array([True])])
-def test_score_predictions_average_must_be_a_bool(data, average):
-    # issue 27: average="no" was taken for True
-    X, y, qid = data
+def test_score_predictions_average_must_be_a_bool(scorer_data, average):
+    # average="no" was taken for True
+    X, y, qid = scorer_data
     with pytest.raises(TypeError, match=r"^average must be True or False; got average="):
         get_ranking_scorer("ndcg").score_predictions(y, y, qid=qid, average=average)
 
 
-def test_score_predictions_average_takes_a_numpy_bool(data):
-    X, y, qid = data
+def test_score_predictions_average_takes_a_numpy_bool(scorer_data):
+    X, y, qid = scorer_data
     scorer = get_ranking_scorer("ndcg@5")
     score = X[:, 0]
     assert scorer.score_predictions(y, score, qid=qid, average=np.True_) == (
@@ -713,28 +714,28 @@ def test_score_predictions_average_takes_a_numpy_bool(data):
     [(2.0, "float 2.0"), (None, None), ([1, 2], r"list of length 2 \[1, 2\]"),
      (np.ones((3, 2)), r"ndarray of shape \(3, 2\)")],
 )
-def test_sample_weight_refused_by_a_metric_without_it_is_described(data, fitted,
+def test_sample_weight_refused_by_a_metric_without_it_is_described(scorer_data, fitted_ridge,
                                                                    sample_weight, got):
-    # issue 27: the message called len() on the weights, a TypeError for 2.0
-    X, y, qid = data
+    # the message called len() on the weights, a TypeError for 2.0
+    X, y, qid = scorer_data
     scorer = make_ranking_scorer(lambda y_true, y_score, *, qid: 0.5)
     if sample_weight is None:
-        assert scorer(fitted, X, y, qid=qid, sample_weight=None) == 0.5
+        assert scorer(fitted_ridge, X, y, qid=qid, sample_weight=None) == 0.5
         return
     with pytest.raises(ValueError, match=(
         r"does not support sample_weight: its metric takes no sample_weight parameter; "
         rf"got sample_weight={got}"
     )):
-        scorer(fitted, X, y, qid=qid, sample_weight=sample_weight)
+        scorer(fitted_ridge, X, y, qid=qid, sample_weight=sample_weight)
 
 
 @pytest.mark.parametrize("estimator, name", [
     (object(), "object"),
     (make_pipeline(QueryNormalizer()), "Pipeline"),  # its last step has no predict
 ])
-def test_scorer_needs_an_estimator_with_predict(data, estimator, name):
-    # issue 27: a bare AttributeError came out of the scorer
-    X, y, qid = data
+def test_scorer_needs_an_estimator_with_predict(scorer_data, estimator, name):
+    # a bare AttributeError came out of the scorer
+    X, y, qid = scorer_data
     with pytest.raises(TypeError, match=(
         rf"^Scoring needs a fitted estimator with a predict method; got an estimator of "
         rf"type {name}, which has no predict\.$"
@@ -743,7 +744,7 @@ def test_scorer_needs_an_estimator_with_predict(data, estimator, name):
 
 
 def test_name_with_k_beyond_the_int_conversion_limit_is_refused():
-    # issue 27: int() raised "Exceeds the limit (4300 digits)" without the name.
+    # int() raised "Exceeds the limit (4300 digits)" without the name.
     # Such a k is beyond every query, which the name without @k means.
     digits = sys.get_int_max_str_digits() or 4300
     name = "ndcg@" + "9" * (digits + 700)
@@ -755,8 +756,192 @@ def test_name_with_k_beyond_the_int_conversion_limit_is_refused():
         get_ranking_scorer(name)
 
 
-def test_name_with_a_long_k_within_the_limit_is_no_cut_off(data):
-    X, y, qid = data
+def test_name_with_a_long_k_within_the_limit_is_no_cut_off(scorer_data):
+    X, y, qid = scorer_data
     score = np.arange(len(y), dtype=float)
     scorer = get_ranking_scorer("ndcg@" + "9" * 100)
     assert scorer.score_predictions(y, score, qid=qid) == ndcg_score(y, score, qid=qid)
+
+
+# ----------------------------------------------------------------------------
+# Query weights (sample_weight) through the scorers and scikit-learn's tools
+# ----------------------------------------------------------------------------
+# Scorers
+@pytest.fixture(scope="module")
+def weighted_ranking():
+    X, y, qid = make_ranking(
+        n_queries=24, n_docs=(3, 9), n_features=4, noise=1.0, random_state=0
+    )
+    rng = np.random.default_rng(1)
+    weight_of = {q: float(rng.integers(0, 4)) for q in np.unique(qid).tolist()}
+    weight_of[0] = 0.0
+    return X, y, qid, row_weights(qid, weight_of)
+
+
+@pytest.mark.parametrize(
+    "scorer, metric, kwargs",
+    [
+        (get_ranking_scorer("ndcg@5"), ndcg_score, {"k": 5}),
+        (get_ranking_scorer("dcg"), dcg_score, {}),
+        (get_ranking_scorer("precision@3"), precision_at_k, {"k": 3}),
+        (get_ranking_scorer("ap"), average_precision_score, {}),
+        (make_ranking_scorer("map", no_relevant="skip"), map_score,
+         {"no_relevant": "skip"}),
+    ],
+    ids=repr,
+)
+def test_scorer_with_sample_weight_equals_metric(weighted_ranking, scorer, metric, kwargs):
+    X, y, qid, weight = weighted_ranking
+    est = Ridge().fit(X, y)
+    expected = metric(y, est.predict(X), qid=qid, sample_weight=weight, **kwargs)
+    assert scorer._accept_sample_weight()
+    assert scorer(est, X, y, qid=qid, sample_weight=weight) == pytest.approx(
+        expected, rel=1e-12
+    )
+    assert scorer.score_predictions(
+        y, est.predict(X), qid=qid, sample_weight=weight
+    ) == pytest.approx(expected, rel=1e-12)
+    assert expected != pytest.approx(metric(y, est.predict(X), qid=qid, **kwargs))
+
+
+def test_sample_weight_is_not_a_scorer_convention():
+    with pytest.raises(TypeError, match="does not take"):
+        make_ranking_scorer("ndcg", sample_weight=[1.0])
+
+
+def test_score_request_for_sample_weight(metadata_routing):
+    scorer = get_ranking_scorer("ndcg@10")
+    with metadata_routing():
+        routing = get_routing_for_object(scorer)
+        assert routing.consumes("score", ["qid", "sample_weight"]) == {"qid"}
+        assert scorer.set_score_request(sample_weight=True) is scorer
+        routing = get_routing_for_object(scorer)
+        assert routing.consumes("score", ["qid", "sample_weight"]) == {
+            "qid", "sample_weight"
+        }
+        scorer.set_score_request(qid="query", sample_weight="w")
+        routing = get_routing_for_object(scorer)
+        assert routing.consumes("score", ["qid", "sample_weight", "query", "w"]) == {
+            "query", "w"
+        }
+        scorer.set_score_request(qid=True)  # each call sets both requests
+        routing = get_routing_for_object(scorer)
+        assert routing.consumes("score", ["qid", "sample_weight"]) == {"qid"}
+
+
+def test_custom_metric_without_sample_weight_cannot_request_it():
+    def top_label(y_true, y_score, *, qid, k):
+        return float(y_true[np.argmax(y_score)])
+
+    scorer = make_ranking_scorer(top_label)
+    assert not scorer._accept_sample_weight()
+    with pytest.raises(ValueError, match="sample_weight"):
+        scorer.set_score_request(sample_weight=True)
+    assert scorer.set_score_request(sample_weight=False) is scorer
+
+
+def _manual_folds(X, y, qid, weight, metric, *, fit_weight, alpha=1.0, **kwargs):
+    scores = []
+    for train, test in GroupKFold(n_splits=4).split(X, y, groups=qid):
+        fit_params = {"sample_weight": weight[train]} if fit_weight else {}
+        pred = Ridge(alpha=alpha).fit(X[train], y[train], **fit_params).predict(X[test])
+        scores.append(
+            metric(y[test], pred, qid=qid[test], sample_weight=weight[test], **kwargs)
+        )
+    return np.array(scores)
+
+
+@pytest.mark.parametrize("fit_weight", [False, True])
+def test_cross_val_score_routes_sample_weight(weighted_ranking, fit_weight, metadata_routing):
+    X, y, qid, weight = weighted_ranking
+    with metadata_routing():
+        got = cross_val_score(
+            Ridge().set_fit_request(sample_weight=fit_weight),
+            X,
+            y,
+            cv=GroupKFold(4),
+            scoring=get_ranking_scorer("ndcg@5").set_score_request(sample_weight=True),
+            params={"qid": qid, "groups": qid, "sample_weight": weight},
+        )
+    expected = _manual_folds(X, y, qid, weight, ndcg_score, fit_weight=fit_weight, k=5)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    unweighted = [
+        ndcg_score(y[test], Ridge().fit(X[train], y[train]).predict(X[test]),
+                   qid=qid[test], k=5)
+        for train, test in GroupKFold(n_splits=4).split(X, y, groups=qid)
+    ]
+    assert not np.allclose(got, unweighted)
+
+
+def test_unrequested_sample_weight_is_an_error_under_routing(weighted_ranking, metadata_routing):
+    # as with scikit-learn's scorers: weights are not silently dropped
+    X, y, qid, weight = weighted_ranking
+    unset = pytest.raises(UnsetMetadataPassedError, match="sample_weight")
+    with metadata_routing(), unset:
+        cross_val_score(
+            Ridge().set_fit_request(sample_weight=True),
+            X,
+            y,
+            cv=GroupKFold(4),
+            scoring=get_ranking_scorer("map"),
+            params={"qid": qid, "groups": qid, "sample_weight": weight},
+        )
+
+
+def test_grid_search_routes_sample_weight(weighted_ranking, metadata_routing):
+    X, y, qid, weight = weighted_ranking
+    alphas = [0.01, 1000.0]
+    scorer = make_ranking_scorer("map", no_relevant="skip")
+    with metadata_routing():
+        search = GridSearchCV(
+            Ridge().set_fit_request(sample_weight=True),
+            {"alpha": alphas},
+            cv=GroupKFold(4),
+            scoring=scorer.set_score_request(sample_weight=True),
+        ).fit(X, y, qid=qid, groups=qid, sample_weight=weight)
+    for j, alpha in enumerate(alphas):
+        expected = _manual_folds(
+            X, y, qid, weight, map_score, fit_weight=True, alpha=alpha,
+            no_relevant="skip",
+        )
+        got = [search.cv_results_[f"split{i}_test_score"][j] for i in range(4)]
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------
+# A metric returning an array is named by every tool that scores with it
+# A callable metric's wrong return and ragged nested sequences gave numpy's or
+# Python's message without the name.
+_TWO_VALUES = (r"^the metric '<lambda>' of make_ranking_scorer\('<lambda>'\) must return "
+               r"one number \(the mean over queries\); got ndarray of shape \(2,\)")
+
+
+def _two_values_scorer():
+    return skrank.metrics.make_ranking_scorer(lambda yt, ys, *, qid: np.ones(2))
+
+
+def test_metric_returning_an_array_is_named_by_the_scorer(six_queries):
+    X, y, qid = six_queries
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        _two_values_scorer()(Ridge().fit(X, y), X, y, qid=qid)
+
+
+def test_metric_returning_an_array_is_named_by_a_rankers_scoring(six_queries):
+    X, y, qid = six_queries
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        fast(ListNetRanker, early_stopping=True, scoring=_two_values_scorer()).fit(
+            X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
+
+
+def test_metric_returning_an_array_is_named_by_cross_validate_ranker(six_queries):
+    X, y, qid = six_queries
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        skrank.model_selection.cross_validate_ranker(
+            Ridge(), X, y, qid=qid, scoring=_two_values_scorer(), cv=2)
+
+
+def test_metric_returning_an_array_is_named_by_permutation_importance(six_queries):
+    X, y, qid = six_queries
+    with pytest.raises(TypeError, match=_TWO_VALUES):
+        skrank.inspection.permutation_importance(
+            Ridge().fit(X, y), X, y, qid=qid, scoring=_two_values_scorer())

@@ -1,4 +1,10 @@
-"""permutation_importance: a hand-written loop and scikit-learn as oracles."""
+"""permutation_importance (skrank/inspection/_permutation.py).
+
+Oracles: a hand-written loop and scikit-learn's permutation_importance with a
+scorer closing over qid. Bad arguments are refused naming them.
+"""
+
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +20,9 @@ from skrank import ListNetRanker
 from skrank.datasets import make_ranking
 from skrank.inspection import permutation_importance
 from skrank.metrics import make_ranking_scorer, map_score, ndcg_score
+
+from tests._inputs import HUGE
+from tests._selection import N_ROWS, three_epoch_listnet
 
 INFORMATIVE = 1  # the largest weight of make_ranking(random_state=0)'s coef
 NOISE = 4  # the appended column, independent of the labels
@@ -285,3 +294,68 @@ def test_unknown_scoring_name(data, ridge):
     X, y, qid = data
     with pytest.raises(ValueError, match="scoring='ndgc@10'"):
         permutation_importance(ridge, X, y, qid=qid, scoring="ndgc@10")
+
+
+# ----------------------------------------------------------------------------
+# Bad arguments, named
+@pytest.fixture(scope="module")
+def listnet(eight_queries):
+    X, y, qid = eight_queries
+    return three_epoch_listnet().fit(X, y, qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_permutation_importance_of_a_ranker_refuses_a_metric_function(eight_queries, listnet):
+    X, y, qid = eight_queries
+    with pytest.raises(TypeError, match=r"^scoring must be a scorer.* got scoring=ndcg_score "):
+        permutation_importance(listnet, X, y, qid=qid, scoring=ndcg_score)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("n", [3, N_ROWS + 1])
+def test_wrong_length_sample_weight_names_sample_weight_and_both_lengths(n, eight_queries, listnet):
+    X, y, qid = eight_queries
+    message = (rf"^sample_weight must have one entry per row of X: X has {N_ROWS} rows, "
+               rf"sample_weight has {n}\.$")
+    with pytest.raises(ValueError, match=message):
+        permutation_importance(listnet, X, y, qid=qid, sample_weight=np.ones(n))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_wrong_length_y_names_y_and_both_lengths(eight_queries, listnet):
+    X, y, qid = eight_queries
+    with pytest.raises(ValueError, match=rf"^y must have one entry per row of X: X has "
+                                         rf"{N_ROWS} rows, y has 3\.$"):
+        permutation_importance(listnet, X, y[:3], qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_scalar_sample_weight_is_refused_naming_it(eight_queries, listnet):
+    X, y, qid = eight_queries
+    with pytest.raises(TypeError, match=rf"^sample_weight must be an array-like with one "
+                                        rf"entry per row of X \({N_ROWS}\), got "
+                                        rf"sample_weight=2\.0\.$"):
+        permutation_importance(listnet, X, y, qid=qid, sample_weight=2.0)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("random_state", ["x", -1, 2.5, 2**32])
+def test_bad_random_state_of_permutation_importance_names_random_state(random_state, eight_queries,
+                                                                         listnet):
+    X, y, qid = eight_queries
+    message = (r"^random_state must be None, an int in \[0, 2\*\*32 - 1\] or a "
+               rf"numpy\.random\.RandomState, got random_state={re.escape(repr(random_state))}"
+               r" \(.+\)\.$")
+    with pytest.raises(ValueError, match=message):
+        permutation_importance(listnet, X, y, qid=qid, random_state=random_state)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("value", HUGE)
+def test_huge_n_jobs_of_permutation_importance_is_one_worker_per_feature(value, eight_queries,
+                                                                          listnet):
+    X, y, qid = eight_queries
+    got = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0,
+                                 n_jobs=value)
+    expected = permutation_importance(listnet, X, y, qid=qid, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(got.importances, expected.importances)

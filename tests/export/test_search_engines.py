@@ -75,7 +75,7 @@ def train():
 
 
 @pytest.fixture(scope="module")
-def test_X():
+def unseen_X():
     """New rows, outside the training range; the constant feature varies."""
     X, _, _ = _data(1)
     X[:, -1] = np.random.default_rng(1).normal(7.0, 2.0, size=X.shape[0])
@@ -211,15 +211,15 @@ def test_the_oracles_score_a_known_model():
 
 # ----------------------------------------------------------------------------
 # The exported models score as predict
-def test_es_linear_scores_equal_predict(fitted, train, test_X):
+def test_es_linear_scores_equal_predict(fitted, train, unseen_X):
     body = to_es_linear(fitted, ES_NAMES)
-    for X in (train[0], test_X):
+    for X in (train[0], unseen_X):
         _assert_scores_equal(es_linear_scores(body, ES_NAMES, X), fitted.predict(X))
 
 
-def test_vespa_expression_equals_predict(fitted, train, test_X):
+def test_vespa_expression_equals_predict(fitted, train, unseen_X):
     expression = to_vespa_expression(fitted, VESPA_NAMES)
-    for X in (train[0], test_X):
+    for X in (train[0], unseen_X):
         scores = vespa_scores(expression, VESPA_NAMES, X)
         _assert_scores_equal(scores, fitted.predict(X))
 
@@ -290,19 +290,19 @@ def test_vespa_expression_writes_each_scaler_in_its_own_order(train):
 
 # ----------------------------------------------------------------------------
 # Feature names
-def test_feature_names_come_from_a_dataframe(train, test_X):
+def test_feature_names_come_from_a_dataframe(train, unseen_X):
     pd = pytest.importorskip("pandas")
     X, y, qid = train
     frame = pd.DataFrame(X, columns=VESPA_NAMES)
     for steps in ([], [StandardScaler()]):
         model = _fit(RANKERS["listnet"](), steps, frame, y, qid)
-        frame_test = pd.DataFrame(test_X, columns=VESPA_NAMES)
+        frame_test = pd.DataFrame(unseen_X, columns=VESPA_NAMES)
         body = to_es_linear(model)
         assert list(json.loads(body["model"]["model"]["definition"])) == VESPA_NAMES
-        _assert_scores_equal(es_linear_scores(body, VESPA_NAMES, test_X),
+        _assert_scores_equal(es_linear_scores(body, VESPA_NAMES, unseen_X),
                              model.predict(frame_test))
         expression = to_vespa_expression(model)
-        _assert_scores_equal(vespa_scores(expression, VESPA_NAMES, test_X),
+        _assert_scores_equal(vespa_scores(expression, VESPA_NAMES, unseen_X),
                              model.predict(frame_test))
         # names given explicitly win over the DataFrame's
         renamed = to_es_linear(model, ES_NAMES)

@@ -40,7 +40,7 @@ def _make(layout, ties, seed=0):
     return scores, qid
 
 
-def _queries(qid, n):
+def _selection_queries(qid, n):
     """Row indices of each query, queries in sorted-id order (the oracle's loop)."""
     qid = np.zeros(n, dtype=int) if qid is None else np.asarray(qid)
     return [np.flatnonzero(qid == q) for q in np.unique(qid)]
@@ -48,7 +48,7 @@ def _queries(qid, n):
 
 def _rank_oracle(scores, qid, method):
     ranks = np.zeros(len(scores))
-    for rows in _queries(qid, len(scores)):
+    for rows in _selection_queries(qid, len(scores)):
         # rankdata ranks ascending; "ordinal" keeps ties in order of appearance
         ranks[rows] = rankdata(-scores[rows], method=method)
     return ranks
@@ -56,7 +56,7 @@ def _rank_oracle(scores, qid, method):
 
 def _top_k_oracle(scores, qid, k):
     selected = []
-    for rows in _queries(qid, len(scores)):
+    for rows in _selection_queries(qid, len(scores)):
         selected.extend(sorted(rows, key=lambda i: (-scores[i], i))[:k])
     return np.array(selected, dtype=np.intp)
 

@@ -1,4 +1,4 @@
-"""Tests of skrank.preprocessing.QueryNormalizer."""
+"""QueryNormalizer (skrank/preprocessing/_query_normalizer.py)."""
 
 import warnings
 
@@ -11,9 +11,12 @@ from hypothesis.extra import numpy as hnp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import Ridge
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 
+from skrank import ListNetRanker
 from skrank.preprocessing import QueryNormalizer
+
+from tests._inputs import TWENTY_EPOCHS, no_warnings
 
 METHODS = ["minmax", "zscore"]
 
@@ -291,3 +294,29 @@ def test_method_is_keyword_only():
     with pytest.raises(TypeError, match="positional"):
         QueryNormalizer("zscore")
     assert QueryNormalizer(method="zscore").method == "zscore"
+
+
+# ----------------------------------------------------------------------------
+# qid=None in transform
+def test_pipeline_predict_without_qid_warns(thirty_queries, metadata_routing):
+    X, y, qid = thirty_queries
+    with metadata_routing():
+        pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**TWENTY_EPOCHS)).fit(X, y, qid=qid)
+        with pytest.warns(UserWarning, match="QueryNormalizer was fitted on 30 queries"):
+            pipe.predict(X)
+        expected = pipe[-1].predict(QueryNormalizer().fit_transform(X, qid=qid))
+        context = no_warnings()
+        try:
+            np.testing.assert_allclose(pipe.predict(X, qid=qid), expected)
+        finally:
+            context.__exit__(None, None, None)
+
+
+def test_query_normalizer_fitted_without_qid_transforms_quietly(thirty_queries):
+    X, _, _ = thirty_queries
+    normalizer = QueryNormalizer().fit(X)
+    context = no_warnings()
+    try:
+        normalizer.transform(X)
+    finally:
+        context.__exit__(None, None, None)

@@ -1,9 +1,10 @@
-"""Ranking metrics against independent oracles.
+"""Ranking metrics (skrank/metrics/_ranking.py) against independent oracles.
 
 Oracles: the official LETOR 3.0 script output (reference_metrics.json), the
 worked toy example of shared/data/README.md, scikit-learn's ndcg_score and
-dcg_score, brute-force enumeration of tie orderings, and a plain per-query
-loop written here from the textbook definitions.
+dcg_score, brute-force enumeration of tie orderings, a plain per-query loop
+written here from the textbook definitions, and trec_eval itself; query
+weights against per-query loops and repeated queries.
 """
 
 import itertools
@@ -32,6 +33,9 @@ from skrank.metrics import (
 )
 from skrank.metrics._ranking import ndcg_of_rankings
 from skrank.utils import QueryLayout
+
+from tests._inputs import RAGGED, TEXT_LABELS, ragged_message, text_message
+from tests.metrics._query_weights import row_weights
 
 METRICS = [
     ndcg_score, dcg_score, average_precision_score, precision_at_k, recall_at_k,
@@ -696,3 +700,374 @@ def test_qid_none_is_one_query_and_warns_on_many_rows(metric):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert metric(y[:100], s[:100]) == metric(y[:100], s[:100], qid=np.zeros(100))
+
+
+# ----------------------------------------------------------------------------
+# trec_eval itself (through pytrec_eval)
+CUTOFFS = (1, 3, 5, 10)
+
+
+def _random_queries(seed, n_queries=300, *, tied):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 31, size=n_queries)
+    names = np.array([f"q{i:03d}" for i in range(n_queries)])
+    qid = rng.permutation(np.repeat(names, sizes))
+    y = rng.choice([0, 0, 0, 1, 1, 2, 3], size=qid.shape[0])
+    y[np.isin(qid, names[::17])] = 0  # queries without a relevant document
+    score = rng.normal(size=qid.shape[0])
+    if tied:
+        score = np.round(score, 1)
+        score[np.isin(qid, names[::23])] = 0.5  # queries scored by a constant
+    # document names decreasing along each query's rows: trec_eval's tie order
+    docno = np.empty(qid.shape[0], dtype=object)
+    for name in names:
+        rows = np.flatnonzero(qid == name)
+        docno[rows] = [f"d{9999 - j:04d}" for j in range(rows.shape[0])]
+    return y, score, qid, docno
+
+
+def _trec_eval(module, y, score, qid, docno, measures):
+    qrel, run = {}, {}
+    for q, d, label, s in zip(qid, docno, y, score):
+        qrel.setdefault(q, {})[d] = int(label)
+        run.setdefault(q, {})[d] = float(s)
+    result = module.RelevanceEvaluator(qrel, set(measures)).evaluate(run)
+    queries = sorted(result)  # skrank's per-query order: sorted unique qid
+    return {
+        key: np.array([result[q][key] for q in queries])
+        for key in result[queries[0]]
+    }
+
+
+def _skrank(y, score, qid, **conventions):
+    """skrank's per-query values under trec_eval's measure names."""
+    values = {
+        "ndcg": ndcg_score(y, score, qid=qid, average=False, **conventions),
+        "map": map_score(y, score, qid=qid, average=False, **conventions),
+        "recip_rank": mrr_score(y, score, qid=qid, average=False, **conventions),
+    }
+    for k in CUTOFFS:
+        values[f"ndcg_cut_{k}"] = ndcg_score(
+            y, score, qid=qid, k=k, average=False, **conventions
+        )
+        values[f"map_cut_{k}"] = map_score(
+            y, score, qid=qid, k=k, average=False, **conventions
+        )
+        values[f"P_{k}"] = precision_at_k(
+            y, score, qid=qid, k=k, average=False, **conventions
+        )
+        values[f"recall_{k}"] = recall_at_k(
+            y, score, qid=qid, k=k, average=False, **conventions
+        )
+    return values
+
+
+_MEASURES = ["ndcg", "map", "recip_rank"] + [
+    f"{m}.{','.join(map(str, CUTOFFS))}" for m in ("ndcg_cut", "map_cut", "P", "recall")
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("tied", [False, True], ids=["untied", "tied"])
+def test_trec_eval_preset_equals_trec_eval(pytrec_eval, seed, tied):
+    y, score, qid, docno = _random_queries(seed, tied=tied)
+    expected = _trec_eval(pytrec_eval, y, score, qid, docno, _MEASURES)
+    got = _skrank(y, score, qid, convention="trec_eval")
+    assert set(got) == set(expected)
+    for name, values in expected.items():
+        np.testing.assert_allclose(got[name], values, rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_trec_eval_preset_follows_the_document_names(pytrec_eval):
+    """Reversing the rows of a tied query changes the ranking unless docno says."""
+    y = np.array([0, 1, 0, 2])
+    score = np.zeros(4)
+    qid = np.array(["q"] * 4)
+    docno = np.array(["d4", "d3", "d2", "d1"])  # decreasing along the rows
+    expected = _trec_eval(pytrec_eval, y, score, qid, docno, ["ndcg", "recip_rank"])
+    got = _skrank(y, score, qid, convention="trec_eval")
+    assert got["recip_rank"][0] == expected["recip_rank"][0] == 0.5
+    assert got["ndcg"][0] == pytest.approx(expected["ndcg"][0], abs=1e-15)
+    # rows in increasing docno: trec_eval's order is now the reverse of the rows
+    expected = _trec_eval(pytrec_eval, y, score, qid, docno[::-1], ["recip_rank"])
+    assert expected["recip_rank"][0] == 1.0
+    assert got["recip_rank"][0] != expected["recip_rank"][0]
+
+
+def test_trec_eval_compares_scores_in_single_precision(pytrec_eval):
+    """Scores equal as float32 tie in trec_eval: cast them to agree."""
+    y = np.array([0, 1, 0, 2])
+    score = np.array([1.0, 1.0 + 1e-9, 0.5, 0.5 + 1e-12])
+    qid = np.array(["q"] * 4)
+    docno = np.array(["d4", "d3", "d2", "d1"])
+    expected = _trec_eval(pytrec_eval, y, score, qid, docno, _MEASURES)
+    cast = _skrank(y, score.astype(np.float32), qid, convention="trec_eval")
+    for name, values in expected.items():
+        np.testing.assert_allclose(cast[name], values, rtol=0, atol=1e-12, err_msg=name)
+    # in double precision the scores do not tie, and the ranking differs
+    got = _skrank(y, score, qid, convention="trec_eval")
+    assert got["recip_rank"][0] == 1.0 and expected["recip_rank"][0] == 0.5
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_default_conventions_agree_where_they_should(pytrec_eval, seed):
+    """skrank's defaults equal trec_eval without ties, where the definitions meet.
+
+    Linear gain NDCG, MAP, MRR and recall@k agree on every query; MAP@k
+    where the query has at most k relevant documents (min(R, k) = R);
+    precision@k where the query has at least k documents.
+    """
+    y, score, qid, docno = _random_queries(seed, tied=False)
+    expected = _trec_eval(pytrec_eval, y, score, qid, docno, _MEASURES)
+    got = _skrank(y, score, qid)
+    linear = {"ndcg": ndcg_score(y, score, qid=qid, gain="linear", average=False)}
+    for k in CUTOFFS:
+        linear[f"ndcg_cut_{k}"] = ndcg_score(
+            y, score, qid=qid, k=k, gain="linear", average=False
+        )
+    names = np.unique(qid)
+    n_relevant = np.array([np.sum(y[qid == q] >= 1) for q in names])
+    sizes = np.array([np.sum(qid == q) for q in names])
+    for name, values in expected.items():
+        if name.startswith("ndcg"):
+            mine, rows = linear[name], slice(None)
+        elif name.startswith("map_cut_"):
+            mine, rows = got[name], n_relevant <= int(name.rsplit("_", 1)[1])
+        elif name.startswith("P_"):
+            mine, rows = got[name], sizes >= int(name.rsplit("_", 1)[1])
+        else:
+            mine, rows = got[name], slice(None)
+        np.testing.assert_allclose(mine[rows], values[rows], rtol=0, atol=1e-12,
+                                   err_msg=name)
+    # and they do differ where the definitions part
+    assert not np.allclose(got["map_cut_1"], expected["map_cut_1"])
+    assert not np.allclose(got["P_10"], expected["P_10"])
+    assert not np.allclose(got["ndcg"], expected["ndcg"])  # exponential gain
+
+
+# ----------------------------------------------------------------------------
+# Query weights (sample_weight). Oracles: np.average of per-query values computed one
+# query at a time, with the weights of each query from a dict over qid; and, for
+# integer weights, the unweighted metric on data where every query is repeated w
+# times under new query ids (weight 0 removes the query).
+def err_at_grade_3(y_true, y_score, **kwargs):
+    """ERR on the 0..3 scale of these data, the same for one query as for all."""
+    return err_score(y_true, y_score, max_grade=3, **kwargs)
+
+
+WEIGHTED_METRICS = [
+    ndcg_score, dcg_score, precision_at_k, average_precision_score, map_score,
+    recall_at_k, mrr_score, err_at_grade_3,
+]
+
+WEIGHT_CONVENTIONS = [
+    {},
+    {"convention": "letor"},
+    {"convention": "sklearn"},
+    {"no_relevant": "skip"},
+    {"no_relevant": 0.25},
+    {"k": 3, "short_queries": "zero"},
+    {"k": 3, "short_queries": "pad", "ties": "pessimistic"},
+]
+
+
+def _ids(value):
+    if callable(value):
+        return value.__name__
+    return ",".join(f"{k}={v}" for k, v in value.items()) or "default"
+
+
+@pytest.fixture(scope="module")
+def weighted_queries():
+    """12 queries of 1 to 7 rows, shuffled, with ties and queries without relevant rows.
+
+    Returns labels, scores, qid and the weight of each query as a dict.
+    """
+    rng = np.random.default_rng(0)
+    sizes = [1, 2, 3, 4, 5, 6, 7, 3, 4, 5, 2, 6]
+    qid = np.repeat(np.arange(100, 100 + 12 * 7, 7), sizes)  # not 0..n-1
+    y = rng.integers(0, 4, qid.shape[0]).astype(float)
+    y[qid == 114] = 0.0  # no relevant document
+    y[qid == 142] = 0.0
+    score = np.round(rng.normal(size=qid.shape[0]), 1)  # some ties
+    score[qid == 121] = 0.5  # one query all tied
+    perm = rng.permutation(qid.shape[0])
+    y, score, qid = y[perm], score[perm], qid[perm]
+    weight_of = {q: float(w) for q, w in zip(
+        sorted(set(qid.tolist())), [2, 0, 1, 3, 1, 0, 2, 1, 3, 1, 2, 1]
+    )}
+    return y, score, qid, weight_of
+
+
+def _loop_weighted_mean(metric, y, score, qid, weight_of, kwargs):
+    """Weighted mean of the metric evaluated on each query alone."""
+    values, weights = [], []
+    for q in sorted(weight_of):
+        rows = qid == q
+        value = metric(y[rows], score[rows], qid=qid[rows], average=False, **kwargs)
+        if not np.isnan(value[0]):  # no_relevant="skip"
+            values.append(value[0])
+            weights.append(weight_of[q])
+    return np.average(values, weights=weights)
+
+
+def _repeated(y, score, qid, weight_of):
+    """Each query's rows repeated weight times, each copy a new query."""
+    parts = []
+    for q in sorted(weight_of):
+        rows = np.flatnonzero(qid == q)  # row order kept (ties="stable")
+        for copy in range(int(weight_of[q])):
+            parts.append((y[rows], score[rows], np.full(rows.shape, 1000 * q + copy)))
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+
+
+@pytest.mark.parametrize("kwargs", WEIGHT_CONVENTIONS, ids=_ids)
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_weighted_mean_equals_per_query_loop(weighted_queries, metric, kwargs):
+    y, score, qid, weight_of = weighted_queries
+    weight = row_weights(qid, weight_of)
+    got = metric(y, score, qid=qid, sample_weight=weight, **kwargs)
+    expected = _loop_weighted_mean(metric, y, score, qid, weight_of, kwargs)
+    assert got == pytest.approx(expected, rel=1e-12)
+    # the weights matter on this data (recall of the whole query is always 1)
+    if metric is not recall_at_k or kwargs.get("k") is not None:
+        assert got != pytest.approx(metric(y, score, qid=qid, **kwargs), rel=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", WEIGHT_CONVENTIONS, ids=_ids)
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_integer_weights_equal_repeated_queries(weighted_queries, metric, kwargs):
+    y, score, qid, weight_of = weighted_queries
+    weight = row_weights(qid, weight_of)
+    got = metric(y, score, qid=qid, sample_weight=weight, **kwargs)
+    y_rep, score_rep, qid_rep = _repeated(y, score, qid, weight_of)
+    expected = metric(y_rep, score_rep, qid=qid_rep, **kwargs)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", WEIGHT_CONVENTIONS, ids=_ids)
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_weights_only_affect_the_mean(weighted_queries, metric, kwargs):
+    y, score, qid, weight_of = weighted_queries
+    ones = np.ones(qid.shape[0])
+    assert metric(y, score, qid=qid, sample_weight=ones, **kwargs) == pytest.approx(
+        metric(y, score, qid=qid, **kwargs), rel=1e-12
+    )
+    # constant weights of any scale, as a list, up to the largest float
+    for scale in (2.5, 1e-300, 1e308):
+        assert metric(
+            y, score, qid=qid, sample_weight=[scale] * qid.shape[0], **kwargs
+        ) == pytest.approx(metric(y, score, qid=qid, **kwargs), rel=1e-12)
+    per_query = metric(
+        y, score, qid=qid, average=False,
+        sample_weight=row_weights(qid, weight_of), **kwargs,
+    )
+    np.testing.assert_array_equal(
+        per_query, metric(y, score, qid=qid, average=False, **kwargs)
+    )
+
+
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_weights_near_the_largest_float_give_the_weighted_mean(weighted_queries, metric):
+    """A weight of 1e308 beside weights of 1 is the weighted mean, not NaN."""
+    y, score, qid, _ = weighted_queries
+    per_query = metric(y, score, qid=qid, average=False)
+    first = np.unique(qid)[0]
+    weights = np.where(qid == first, 1e308, 1.0)
+    assert metric(y, score, qid=qid, sample_weight=weights) == pytest.approx(
+        per_query[0], rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_zero_weight_drops_the_query(weighted_queries, metric):
+    y, score, qid, weight_of = weighted_queries
+    kept = row_weights(qid, weight_of) > 0
+    got = metric(y, score, qid=qid, sample_weight=kept.astype(int))  # 0 or 1
+    assert got == pytest.approx(metric(y[kept], score[kept], qid=qid[kept]), rel=1e-12)
+
+
+@pytest.mark.parametrize("average", [True, False])
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_weights_varying_within_a_query_raise(weighted_queries, metric, average):
+    y, score, qid, weight_of = weighted_queries
+    weight = row_weights(qid, weight_of)
+    weight[np.flatnonzero(qid == 135)[0]] += 1.0  # query 135 has 5 rows
+    with pytest.raises(ValueError, match="sample_weight.*same for all rows"):
+        metric(y, score, qid=qid, sample_weight=weight, average=average)
+
+
+@pytest.mark.parametrize(
+    "weight, error, match",
+    [
+        (lambda n: -np.ones(n), ValueError, "sample_weight must be finite and non-neg"),
+        (lambda n: np.full(n, np.nan), ValueError, "sample_weight must be finite"),
+        (lambda n: np.ones(n - 1), ValueError, "sample_weight must be a 1-D array"),
+        (lambda n: np.zeros(n), ValueError, "sample_weight is zero for every query"),
+        (lambda n: np.array(["a"] * n), TypeError, "sample_weight must hold numbers"),
+    ],
+    ids=["negative", "nan", "length", "all-zero", "strings"],
+)
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_invalid_weights_raise(weighted_queries, metric, weight, error, match):
+    y, score, qid, _ = weighted_queries
+    with pytest.raises(error, match=match):
+        metric(y, score, qid=qid, sample_weight=weight(qid.shape[0]))
+
+
+@pytest.mark.parametrize("metric", WEIGHTED_METRICS, ids=_ids)
+def test_skip_with_weight_only_on_skipped_queries_raises(weighted_queries, metric):
+    # the remaining weight is zero: the weighted mean is undefined
+    y, score, qid, _ = weighted_queries
+    weight = np.isin(qid, [114, 142]).astype(float)  # the no-relevant queries
+    with pytest.raises(ValueError, match="sample_weight 0.*weighted mean is undefined"):
+        metric(y, score, qid=qid, sample_weight=weight, no_relevant="skip")
+    # without "skip" they count, with their no_relevant value
+    assert metric(y, score, qid=qid, sample_weight=weight, no_relevant=0.5) == 0.5
+
+
+def test_sample_weight_reads_the_same_in_every_metric():
+    def section(func):
+        doc = func.__doc__
+        start = doc.index("    sample_weight : ")
+        return doc[start:doc.index("\n\n", start)]
+
+    sections = {section(func) for func in WEIGHTED_METRICS if func is not err_at_grade_3}
+    sections.add(section(err_score))
+    assert len(sections) == 1
+    assert "average=False" in sections.pop()
+
+
+# ----------------------------------------------------------------------------
+# Text, complex and ragged input, named
+INPUT_CHECKED_METRICS = [ndcg_score, dcg_score, average_precision_score, map_score, precision_at_k]
+
+
+@pytest.mark.parametrize("kind", sorted(TEXT_LABELS))
+@pytest.mark.parametrize("metric", INPUT_CHECKED_METRICS, ids=lambda f: f.__name__)
+def test_text_labels_and_scores_are_refused_by_the_metrics(metric, kind):
+    to_text, got = TEXT_LABELS[kind]
+    y, scores, qid = np.array([0.0, 1.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0, 0.0]), [0, 0, 1, 1]
+    with pytest.raises(TypeError, match=text_message("y_true", got)):
+        metric(to_text(y), scores, qid=qid)
+    with pytest.raises(TypeError, match=text_message("y_score", got)):
+        metric(y, to_text(scores), qid=qid)
+    # numbers in an object array are numbers
+    assert metric(y.astype(object), scores.astype(object), qid=qid) == metric(y, scores, qid=qid)
+
+
+@pytest.mark.parametrize("metric", INPUT_CHECKED_METRICS, ids=lambda f: f.__name__)
+def test_complex_labels_and_scores_are_refused_by_the_metrics(metric):
+    """Not cut to their real part with only NumPy's ComplexWarning."""
+    y, scores, qid = np.array([0.0, 1.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0, 0.0]), [0, 0, 1, 1]
+    message = r"must be real numbers, got an array of complex numbers \(dtype complex128\)"
+    with pytest.raises(ValueError, match="y_true " + message):
+        metric(y + 1j, scores, qid=qid)
+    with pytest.raises(ValueError, match="y_score " + message):
+        metric(y, scores + 0j, qid=qid)
+
+
+@pytest.mark.parametrize("metric", INPUT_CHECKED_METRICS)
+def test_ragged_sample_weight_is_named_by_the_metrics(metric):
+    with pytest.raises(ValueError, match=ragged_message("sample_weight")):
+        metric([1, 0], [1, 0], qid=[0, 0], sample_weight=RAGGED)
