@@ -1,6 +1,6 @@
 """The command line: ``python -m skrank fit / predict / evaluate / compare FILE``.
 
-Expected failures (issue 27, cause 8: labels the metrics reject, a damaged
+Expected failures (labels the metrics reject, a damaged
 or incomplete file or fold, a file that is not a model, an output that
 cannot be written) are one line on stderr and exit status 1; a bad option is
 argparse's usage error, exit status 2. Only bugs show a traceback.
@@ -25,21 +25,22 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Ridge
-from sklearn.utils.parallel import Parallel, delayed
 
 from skrank import (
     BoltzRankRanker,
     ListNetRanker,
+    __version__,
     load_letor,
     make_ranking,
     map_score,
     ndcg_score,
 )
-from skrank import __version__
 from skrank._cli import MODEL_FORMAT, PROG, _n_jobs, _param, main
 from skrank.datasets import iter_letor_chunks
 from skrank.model_selection import cross_validate_ranker
-from skrank.model_selection._comparison import COLUMNS, DataError, _ranker_errors
+from skrank.model_selection._comparison import COLUMNS
+
+from tests._inputs import array_memory_error
 
 N_FEATURES = 5
 
@@ -633,7 +634,7 @@ def test_a_warning_is_one_line(train_file, tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------
-# A ranker that fails on the data, or runs out of memory (issue 27, cause 8)
+# A ranker that fails on the data, or runs out of memory
 def _with_feature(path, value, out):
     """``path``'s LETOR text with the first feature of row 1 set to ``value``, at ``out``."""
     lines = path.read_text().splitlines(keepends=True)
@@ -655,7 +656,7 @@ BAD_FEATURES = {
 @pytest.mark.parametrize("case", list(BAD_FEATURES))
 def test_compare_names_a_ranker_that_fails_on_a_file(case, n_jobs, train_file, tmp_path,
                                                      capsys):
-    """Issue 27, cause 8: was the library's traceback; the CV folds may run in workers."""
+    """Was the library's traceback; the CV folds may run in workers."""
     value, reason = BAD_FEATURES[case]
     data = _with_feature(train_file, value, tmp_path / "bad.txt")
     message = _fails(["compare", data, "--cv", "2", "--rankers", "Ridge", *n_jobs], capsys)
@@ -663,7 +664,7 @@ def test_compare_names_a_ranker_that_fails_on_a_file(case, n_jobs, train_file, t
 
 
 def test_compare_names_a_ranker_that_cannot_fit_the_labels(train_file, tmp_path, capsys):
-    """Issue 27, cause 8: LogRank's own ValueError, all labels 0, was a traceback."""
+    """LogRank's own ValueError, all labels 0, was a traceback."""
     lines = train_file.read_text().splitlines(keepends=True)
     data = tmp_path / "zeros.txt"
     data.write_text("".join("0 " + line.split(" ", 1)[1] for line in lines))
@@ -676,7 +677,7 @@ def test_compare_names_a_ranker_that_cannot_fit_the_labels(train_file, tmp_path,
 @pytest.mark.parametrize("n_jobs", [[], ["--n-jobs", "2"]], ids=["sequential", "workers"])
 @pytest.mark.parametrize("case", list(BAD_FEATURES))
 def test_compare_letor_names_a_ranker_that_fails_on_a_fold(case, n_jobs, tmp_path, capsys):
-    """Issue 27, cause 8: with --n-jobs 2 the folds run in joblib workers."""
+    """With --n-jobs 2 the folds run in joblib workers."""
     value, reason = BAD_FEATURES[case]
     root = tmp_path / "data"
     _write_fold(root / "Fold1")
@@ -693,25 +694,16 @@ def _raise(exc):
     return method
 
 
-def _array_memory_error():
-    """numpy's own MemoryError, from an array of 1 EiB: refused, nothing is allocated."""
-    try:
-        np.empty(2**60, dtype=np.int8)
-    except MemoryError as exc:
-        return exc
-    pytest.skip("an array of 1 EiB was allocated")
-
-
 @pytest.mark.parametrize("error", ["numpy", "bare"])
 def test_fit_out_of_memory_is_one_line(error, train_file, tmp_path, monkeypatch, capsys):
-    """Issue 27, cause 8: hidden_layer_sizes=(1000000000,) gave numpy's traceback."""
-    exc = _array_memory_error() if error == "numpy" else MemoryError()
+    """hidden_layer_sizes=(1000000000,) gave numpy's traceback."""
+    exc = array_memory_error() if error == "numpy" else MemoryError()
     monkeypatch.setattr(ListNetRanker, "fit", _raise(exc))
     model = tmp_path / "model.joblib"
     message = _fails(["fit", train_file, "--ranker", "ListNet", "--out", model,
                       "--param", "hidden_layer_sizes=(1000000000,)"], capsys)
     reason = ": Unable to allocate 1.00 EiB for an array with shape" if error == "numpy" else ";"
-    # the parameters that differ from ListNetRanker's defaults (issue 29)
+    # the parameters that differ from ListNetRanker's defaults
     assert message.startswith(
         f"not enough memory to fit ListNet(hidden_layer_sizes=(1000000000,), "
         f"random_state=0){reason}"
@@ -721,7 +713,7 @@ def test_fit_out_of_memory_is_one_line(error, train_file, tmp_path, monkeypatch,
 
 
 def test_predict_out_of_memory_is_one_line(model_file, train_file, monkeypatch, capsys):
-    """Issue 27, cause 8."""
+    """Was numpy's traceback."""
     monkeypatch.setattr("skrank._cli.predict_scores", _raise(MemoryError("Unable to allocate")))
     message = _fails(["predict", model_file, train_file], capsys)
     assert message == (f"not enough memory to score {train_file} with the Ridge of "
@@ -730,7 +722,7 @@ def test_predict_out_of_memory_is_one_line(model_file, train_file, monkeypatch, 
 
 @pytest.mark.parametrize("layout", ["file", "fold"])
 def test_compare_out_of_memory_is_one_line(layout, train_file, tmp_path, monkeypatch, capsys):
-    """Issue 27, cause 8."""
+    """Was numpy's traceback."""
     monkeypatch.setattr(Ridge, "fit", _raise(MemoryError("Unable to allocate 1 TiB")))
     if layout == "file":
         data, argv, what = train_file, ["--cv", "2"], "Ridge"
@@ -783,14 +775,6 @@ def test_a_file_too_wide_for_the_memory_is_one_line(command, tmp_path, memory_av
         "as the largest feature index: fix that line if its index is a mistake.")
 
 
-def test_a_memory_error_in_a_worker_keeps_its_type():
-    """joblib re-raises a worker's error as it was: numpy's MemoryError is still one."""
-    _array_memory_error()  # skips where 1 EiB could be allocated
-    match = r"^not enough memory to run R on F: Unable to allocate 1\.00 EiB for an array"
-    with pytest.raises(DataError, match=match), _ranker_errors("R", "F"):
-        Parallel(n_jobs=2)(delayed(np.empty)(2**60, dtype=np.int8) for _ in range(2))
-
-
 @pytest.mark.parametrize("argv", [["compare", "--cv", "2"], ["compare-fold"], ["fit"]])
 def test_a_bug_in_a_fit_still_shows_its_traceback(argv, train_file, tmp_path, monkeypatch):
     """Only the library's input errors and MemoryError are one line; not an AttributeError."""
@@ -806,7 +790,7 @@ def test_a_bug_in_a_fit_still_shows_its_traceback(argv, train_file, tmp_path, mo
 
 
 # ----------------------------------------------------------------------
-# Progress, flags and the fit log (issue 29)
+# Progress, flags and the fit log
 class _LoudRidge(Ridge):
     """A Ridge whose fit writes ``<fit>`` on stderr: the order of fits and progress lines."""
 
@@ -903,21 +887,6 @@ def test_fit_names_the_parameters_that_differ_from_the_defaults(name, params, sh
     argv = ["fit", str(train_file), "--ranker", name, "--out", str(tmp_path / "m.joblib")]
     assert main(argv + [a for p in params for a in ("--param", p)]) == 0
     assert f"\nfitting {shown} ...\n" in capsys.readouterr().err
-
-
-def test_changed_params_compares_arrays_and_nan_safely():
-    from sklearn.base import BaseEstimator
-
-    from skrank._compare import changed_params
-
-    class Est(BaseEstimator):
-        def __init__(self, *, w=None, pair=(1, 2), tol=float("nan"), base=None):
-            self.w, self.pair, self.tol, self.base = w, pair, tol, base
-
-    assert changed_params(Est()) == {}
-    assert changed_params(Est(tol=float("nan"), pair=(1.0, 2.0))) == {}
-    changed = changed_params(Est(w=np.arange(3), pair=(np.arange(2),), tol=0.1, base=Ridge()))
-    assert list(changed) == ["base", "pair", "tol", "w"]
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -1691,3 +1660,11 @@ def test_an_empty_file_name_is_a_usage_error(argv, model_file, train_file, tmp_p
         main([given.get(a, a) for a in argv])
     assert exit_.value.code == 2
     assert re.search(r"expected a file name; got an empty string ''", capsys.readouterr().err)
+
+
+def test_module_entry_point_runs():
+    result = subprocess.run(
+        [sys.executable, "-m", "skrank", "compare", "--help"],
+        capture_output=True, text=True, check=True,
+    )
+    assert "--rankers" in result.stdout and "LETOR protocol" in result.stdout

@@ -7,9 +7,12 @@ normalises each side with its own query ids, fits the final estimator (with
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.base import clone
 from sklearn.linear_model import Ridge
 from sklearn.metrics import r2_score
+from sklearn.model_selection import GroupKFold as SklearnGroupKFold
+from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -21,11 +24,7 @@ from skrank.utils._routing import fit_qid_params, predict_scores
 
 from tests._data import scaled_queries
 from tests._folds import GroupKFold  # the folds of skrank's integer cv
-
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning"
-)
-
+from tests._inputs import TWENTY_EPOCHS
 
 N_FOLDS = 3
 #: few iterations, no early stopping: fast, and deterministic given the seed
@@ -75,6 +74,7 @@ def _r2(y, y_score, qid):
 FINALS = [Ridge(), ListNetRanker(**LISTNET)]
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("final", FINALS, ids=["Ridge", "ListNetRanker"])
 def test_cross_validate_pipeline_routing_off_equals_hand_loop(data, final):
     # Under the old code this raised "steps that take qid ... metadata routing off".
@@ -90,6 +90,7 @@ def test_cross_validate_pipeline_routing_off_equals_hand_loop(data, final):
     )
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_normalisation_matters_here(data):
     # The oracle above would not tell routed from unrouted normalisation if
     # normalising the test rows as one query gave the same scores.
@@ -101,6 +102,7 @@ def test_normalisation_matters_here(data):
     assert routed != pytest.approx(ndcg_score(y[test], one_query, qid=qid[test], k=10))
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize(
     "make",
     [
@@ -125,6 +127,7 @@ def test_passthrough_and_nested_pipelines(data, make, final):
     )
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_search_pipeline_routing_off_equals_hand_loop(data):
     X, y, qid = data
     pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**LISTNET))
@@ -143,6 +146,7 @@ def test_search_pipeline_routing_off_equals_hand_loop(data):
     assert search.score(X, y, qid=qid) == pytest.approx(_ndcg10(y, hand, qid), rel=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("routing", [False, True], ids=["routing-off", "routing-on"])
 def test_search_pipeline_same_with_routing_on_and_off(data, metadata_routing, routing):
     # Routing on, scikit-learn routes qid (QueryNormalizer requests it by
@@ -161,6 +165,7 @@ def test_search_pipeline_same_with_routing_on_and_off(data, metadata_routing, ro
     )
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_scorer_walks_a_pipeline_fitted_by_hand(data):
     X, y, qid = data
     pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**LISTNET))
@@ -205,6 +210,7 @@ SEARCHES = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("search", SEARCHES, ids=["grid", "randomized"])
 @pytest.mark.parametrize(
     "norm, grid, match",
@@ -247,6 +253,7 @@ def test_grid_that_changes_the_qid_steps_is_refused_before_any_fit(
     assert spy_fits == []
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_refusal_names_the_search_and_its_parameter(data, spy_fits):
     X, y, qid = data
     grid = {"norm": [QueryNormalizer(), StandardScaler()]}
@@ -259,6 +266,7 @@ def test_refusal_names_the_search_and_its_parameter(data, spy_fits):
     assert spy_fits == []
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("search", SEARCHES, ids=["grid", "randomized"])
 def test_grid_of_steps_taking_qid_alike_runs(data, search):
     # Estimator-valued entries whose steps take qid as the estimator's do, and
@@ -275,6 +283,7 @@ def test_grid_of_steps_taking_qid_alike_runs(data, search):
         assert score == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_grid_that_swaps_steps_runs_with_routing_on(data, metadata_routing):
     # With routing on each candidate routes qid itself: nothing refused.
     X, y, qid = data
@@ -303,6 +312,7 @@ def _early_stopping_ranker():
     )
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_transform_input_x_val_names_the_cause_and_the_recipe(
     data, validation, metadata_routing
 ):
@@ -323,6 +333,7 @@ def test_transform_input_x_val_names_the_cause_and_the_recipe(
     assert "QueryNormalizer().fit_transform(X_val, qid=qid_val)" in message
 
 
+@pytest.mark.filterwarnings("ignore:.*maximum iterations.*:sklearn.exceptions.ConvergenceWarning")
 def test_transform_input_recipe_is_what_the_pipeline_should_do(
     data, validation, metadata_routing
 ):
@@ -350,3 +361,29 @@ def test_transform_input_recipe_is_what_the_pipeline_should_do(
         X_val=X_val, y_val=y_val, qid_val=qid_val,
     )
     assert not np.array_equal(other.coef_, hand.coef_)
+
+
+# ----------------------------------------------------------------------------
+# Routing on
+SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
+
+
+def test_pipeline_score_with_routing_on(thirty_queries, metadata_routing):
+    X, y, qid = thirty_queries
+    with metadata_routing():
+        pipe = make_pipeline(QueryNormalizer(), ListNetRanker(**TWENTY_EPOCHS)).fit(X, y, qid=qid)
+        expected = ndcg_score(y, pipe.predict(X, qid=qid), qid=qid, k=10)
+        assert pipe.score(X, y, qid=qid) == pytest.approx(expected)
+
+
+@pytest.mark.skipif(SKLEARN_VERSION < (1, 8), reason=(
+    "scikit-learn < 1.8: with scoring=None, cross_val_score routes to a Pipeline's score "
+    "only what Pipeline.score requests itself (sample_weight), so qid never reaches the "
+    "ranker (whose score then refuses, and cross_val_score records NaN)"))
+def test_cross_val_score_of_a_pipeline_with_default_scoring_and_routing_on(
+        thirty_queries, metadata_routing):
+    X, y, qid = thirty_queries
+    with metadata_routing():
+        scores = cross_val_score(make_pipeline(QueryNormalizer(), ListNetRanker(**TWENTY_EPOCHS)), X, y,
+                                 params={"qid": qid, "groups": qid}, cv=SklearnGroupKFold(3))
+    assert np.all(np.isfinite(scores)) and np.all(scores > 0.5)

@@ -1,8 +1,6 @@
-"""BoltzRank: the energy, the rank samples, the objective, and the ranker.
+"""BoltzRankRanker (skrank/rankers/_boltzrank.py).
 
-The loss contract (gradients, order invariance, subsets, seeds) is in
-test_losses.py and the shared fit loop in test_fit_loop.py; here are the
-checks specific to Volkovs and Zemel (ICML 2009).
+The loss is tested in tests/losses/test_boltzrank.py.
 """
 
 import warnings

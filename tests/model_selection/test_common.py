@@ -1,13 +1,8 @@
-"""Bad input to the selection and inspection tools gets a clear error (issue 27).
+"""What the selection tools share (skrank/model_selection/_common.py).
 
-One section per cause found by the fuzzing campaign: a metric function given
-as ``scoring`` (and permutation_importance's other arguments), ``n_jobs``
-beyond joblib's range, custom ``cv`` splits that do not index the rows, and
-the methods of a search fitted with ``refit=False``. Each test drives the
-reported input through ``cross_validate_ranker``, ``RankerSearchCV``,
-``RankerRandomizedSearchCV`` or ``permutation_importance`` and checks the
-error's type and message (naming the parameter and the value), or, where the
-input has a meaning, that it works as that meaning.
+Folds of whole queries (an integer cv deals queries in a fixed order, as a
+stable GroupKFold), custom cv splits checked, and scoring checked: a metric
+function given as scoring is refused naming it.
 """
 
 import re
@@ -16,21 +11,99 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 from sklearn.metrics import make_scorer, r2_score
-from sklearn.model_selection import GridSearchCV
 from sklearn.model_selection import GroupKFold as SklearnGroupKFold
-from sklearn.utils._param_validation import InvalidParameterError
 
+from skrank.datasets import make_ranking
 from skrank.metrics import get_ranking_scorer, make_ranking_scorer, ndcg_score
-from skrank.model_selection import cross_validate_ranker
+from skrank.model_selection import RankerSearchCV, cross_validate_ranker
+from skrank.model_selection._common import group_folds
+from skrank.utils import QueryLayout
 
-from tests._inputs import HUGE
-from tests._selection import N_ROWS, SEARCHES, grid_search, run_tool, three_epoch_listnet
-
-# ListNet with max_iter=3, the campaign's fast ranker, stops before converging
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+from tests._selection import N_ROWS, SEARCHES, run_tool
 
 
+def test_boolean_mask_splits_are_accepted(forty_noisy_queries):
+    X, y, qid = forty_noisy_queries
+    first = np.isin(qid, np.unique(qid)[:10])
+    result = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=[(~first, first)])
+    assert result["test_score"].shape == (1,)
+
+
+def test_check_disjoint():
+    from skrank.utils import QueryLayout
+    from skrank.model_selection._common import _check_disjoint
+
+    layout = QueryLayout([1, 1, 2, 2, 3])
+    assert _check_disjoint(layout, [0, 1], [2, 3, 4])
+    assert not _check_disjoint(layout, [0, 2], [1])
+
+
+def test_check_disjoint_accepts_boolean_masks():
+    from skrank.utils import QueryLayout
+    from skrank.model_selection._common import _check_disjoint
+
+    layout = QueryLayout([1, 1, 2, 2, 3])
+    train = np.array([True, True, False, False, False])
+    assert _check_disjoint(layout, train, ~train)
+    other = np.array([False, True, True, False, False])
+    assert not _check_disjoint(layout, train, other)
+
+
+# ----------------------------------------------------------------------
+# An integer cv: GroupKFold's folds, the same on every machine
+def test_integer_cv_deals_equal_queries_in_a_fixed_order():
+    # queries "a", "b", "c" of 2 rows and "d" of 1: largest first, equal sizes
+    # in the reverse order of their ids, each to the lightest fold; an
+    # unstable sort of the sizes (GroupKFold before scikit-learn sorted
+    # stably) could deal "a", "b", "c" in any order, depending on the machine
+    qid = np.array(["b", "d", "a", "c", "a", "b", "c"])
+    folds = list(group_folds(QueryLayout(qid), 3))
+    assert [sorted(set(qid[test])) for _, test in folds] == [["c", "d"], ["b"], ["a"]]
+    for train, test in folds:
+        assert np.array_equal(np.sort(np.r_[train, test]), np.arange(len(qid)))
+        assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_integer_cv_gives_groupkfolds_folds_without_ties(seed):
+    # with every query of its own size, every GroupKFold deals them alike
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(2, 30))
+    sizes = rng.permutation(np.arange(1, n_queries + 1))
+    qid = np.repeat(rng.permutation(10 * n_queries)[:n_queries], sizes)
+    qid = qid[rng.permutation(len(qid))]
+    n_splits = int(rng.integers(2, n_queries + 1))
+    ours = list(group_folds(QueryLayout(qid), n_splits))
+    theirs = list(SklearnGroupKFold(n_splits).split(np.zeros(len(qid)), groups=qid))
+    assert len(ours) == len(theirs) == n_splits
+    for (train, test), (train_sk, test_sk) in zip(ours, theirs):
+        assert np.array_equal(train, train_sk) and np.array_equal(test, test_sk)
+
+
+def test_integer_cv_of_the_tools_uses_the_fixed_folds(monkeypatch):
+    # not scikit-learn's GroupKFold, whose order of equal queries may vary
+    X, y, qid = make_ranking(n_queries=9, n_docs=4, n_features=3, random_state=0)
+    expected = cross_validate_ranker(Ridge(), X, y, qid=qid,
+                                     cv=list(group_folds(QueryLayout(qid), 3)))
+
+    def unstable(*args, **kwargs):
+        raise AssertionError("GroupKFold.split called")
+
+    monkeypatch.setattr(SklearnGroupKFold, "split", unstable)
+    result = cross_validate_ranker(Ridge(), X, y, qid=qid, cv=3)
+    assert np.array_equal(result["test_score"], expected["test_score"])
+    search = RankerSearchCV(Ridge(), {"alpha": [1.0]}, cv=3).fit(X, y, qid=qid)
+    assert np.array_equal(
+        [search.cv_results_[f"split{i}_test_score"][0] for i in range(3)],
+        expected["test_score"])
+
+
+# ----------------------------------------------------------------------------
+# scoring and cv checked for every tool: a metric function as scoring, custom cv
+# splits that do not index the rows
 TOOLS = ["permutation_importance", "cross_validate_ranker", *SEARCHES]
+
+
 CV_TOOLS = ["cross_validate_ranker", *SEARCHES]
 
 
@@ -41,6 +114,7 @@ def _scorer_message(name, given, signature, hint):
             rf"signature {re.escape(signature)}, {re.escape(hint)}\.$")
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("tool", TOOLS)
 def test_metric_function_as_scoring_is_refused_naming_it(tool, eight_queries):
     message = _scorer_message(
@@ -50,6 +124,7 @@ def test_metric_function_as_scoring_is_refused_naming_it(tool, eight_queries):
         run_tool(tool, eight_queries, scoring=ndcg_score)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_metric_function_in_a_scoring_dict_is_refused_naming_its_key(eight_queries):
     message = _scorer_message(
         "scoring['ndcg']", "ndcg_score", "(y_true, y_score, *, qid=None, ...)",
@@ -59,6 +134,7 @@ def test_metric_function_in_a_scoring_dict_is_refused_naming_its_key(eight_queri
              scoring={"map": "map", "ndcg": ndcg_score})
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_pointwise_metric_function_as_scoring_points_to_make_scorer(eight_queries):
     message = _scorer_message(
         "scoring", "r2_score", "(y_true, y_pred, *, sample_weight=None, ...)",
@@ -67,6 +143,7 @@ def test_pointwise_metric_function_as_scoring_points_to_make_scorer(eight_querie
         run_tool("permutation_importance", eight_queries, scoring=r2_score)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_callable_that_cannot_take_estimator_x_y_is_refused(eight_queries):
     def two_arguments(estimator, X):
         return 0.0
@@ -77,6 +154,7 @@ def test_callable_that_cannot_take_estimator_x_y_is_refused(eight_queries):
         run_tool("cross_validate_ranker", eight_queries, scoring=two_arguments)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("scoring", [
     make_ranking_scorer(ndcg_score, k=10),
     get_ranking_scorer("ndcg@10"),
@@ -88,6 +166,7 @@ def test_scorers_of_a_metric_agree(scoring, eight_queries):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("scoring", [
     make_scorer(r2_score),
     lambda estimator, X, y: r2_score(y, estimator.predict(X)),
@@ -97,33 +176,6 @@ def test_callables_taking_estimator_x_y_are_still_scorers(scoring, eight_queries
     got = run_tool("cross_validate_ranker", eight_queries, scoring=scoring)["test_score"]
     expected = run_tool("cross_validate_ranker", eight_queries, scoring="r2")["test_score"]
     np.testing.assert_allclose(got, expected, rtol=1e-12)
-
-
-@pytest.mark.parametrize("value", HUGE)
-def test_huge_n_jobs_of_cross_validate_ranker_is_one_worker_per_fold(value, eight_queries):
-    X, y, qid = eight_queries
-    got = cross_validate_ranker(three_epoch_listnet(), X, y, qid=qid, cv=2, n_jobs=value)
-    expected = cross_validate_ranker(three_epoch_listnet(), X, y, qid=qid, cv=2)
-    np.testing.assert_array_equal(got["test_score"], expected["test_score"])
-
-
-@pytest.mark.parametrize("value", HUGE)
-@pytest.mark.parametrize("search", SEARCHES)
-def test_huge_n_jobs_of_the_searches_is_one_worker_per_fit(search, value, eight_queries):
-    X, y, qid = eight_queries
-    got = SEARCHES[search](cv=2, n_jobs=value).fit(X, y, qid=qid)
-    expected = SEARCHES[search](cv=2).fit(X, y, qid=qid)
-    assert got.n_jobs == value  # the parameter is given back after the fit
-    np.testing.assert_array_equal(got.cv_results_["mean_test_score"],
-                                  expected.cv_results_["mean_test_score"])
-
-
-@pytest.mark.parametrize("search", SEARCHES)
-def test_n_jobs_0_of_the_searches_is_refused_naming_n_jobs(search, eight_queries):
-    X, y, qid = eight_queries
-    message = rf"^The 'n_jobs' parameter of {search} must be .* or None\. Got 0 instead\.$"
-    with pytest.raises(InvalidParameterError, match=message):
-        SEARCHES[search](cv=2, n_jobs=0).fit(X, y, qid=qid)
 
 
 ROWS = np.arange(N_ROWS)
@@ -196,6 +248,7 @@ BAD_SPLITS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("case", BAD_SPLITS)
 @pytest.mark.parametrize("tool", CV_TOOLS)
 def test_cv_split_that_does_not_index_the_rows_is_refused_naming_it(tool, case, eight_queries):
@@ -217,6 +270,7 @@ class _NoSplits:
         return "_NoSplits()"
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("tool", CV_TOOLS)
 def test_splitter_that_yields_no_split_is_refused(tool, eight_queries):
     with pytest.raises(ValueError, match=r"^cv gave no splits: cv=_NoSplits\(\) yielded no "
@@ -224,6 +278,7 @@ def test_splitter_that_yields_no_split_is_refused(tool, eight_queries):
         run_tool(tool, eight_queries, cv=_NoSplits())
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cv", [True, False, np.True_, 2.5, "abc"])
 def test_cv_that_is_not_a_number_of_folds_or_splits_is_refused(cv, eight_queries):
     message = (r"^cv must be an int \(the number of folds\), a splitter or an iterable of "
@@ -232,14 +287,7 @@ def test_cv_that_is_not_a_number_of_folds_or_splits_is_refused(cv, eight_queries
         run_tool("cross_validate_ranker", eight_queries, cv=cv)
 
 
-@pytest.mark.parametrize("search", SEARCHES)
-def test_cv_true_of_the_searches_is_refused_naming_cv(search, eight_queries):
-    X, y, qid = eight_queries
-    message = rf"^The 'cv' parameter of {search} must be .*\. Got True instead\.$"
-    with pytest.raises(InvalidParameterError, match=message):
-        SEARCHES[search](cv=True).fit(X, y, qid=qid)
-
-
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("tool", CV_TOOLS)
 def test_masks_and_lists_index_the_rows_as_index_arrays(tool, eight_queries):
     X, y, qid = eight_queries
@@ -257,6 +305,7 @@ def test_masks_and_lists_index_the_rows_as_index_arrays(tool, eight_queries):
     np.testing.assert_array_equal(scores(as_lists), expected)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_returned_indices_of_a_mask_split_are_row_numbers(eight_queries):
     X, y, qid = eight_queries
     train, test = _mask(ROWS[:20]), _mask(ROWS[20:])
@@ -264,58 +313,3 @@ def test_returned_indices_of_a_mask_split_are_row_numbers(eight_queries):
                                 return_indices=True)
     np.testing.assert_array_equal(got["indices"]["train"][0], ROWS[:20])
     np.testing.assert_array_equal(got["indices"]["test"][0], ROWS[20:])
-
-
-@pytest.fixture(scope="module", params=list(SEARCHES))
-def unrefitted(request, eight_queries):
-    X, y, qid = eight_queries
-    return SEARCHES[request.param](cv=2, refit=False).fit(X, y, qid=qid)
-
-
-def _refit_message(search, attr):
-    return (rf"^This {search} instance was initialized with `refit=False`\. {attr} is "
-            r"available only after refitting on the best parameters\. You can refit an "
-            r"estimator manually using the `best_params_` attribute$")
-
-
-def test_predict_after_refit_false_is_scikit_learns_attribute_error(unrefitted, eight_queries):
-    X, _, qid = eight_queries
-    name = type(unrefitted).__name__
-    assert not hasattr(unrefitted, "predict")
-    with pytest.raises(AttributeError, match=rf"^This '{name}' has no attribute "
-                                             r"'predict'$") as raised:
-        unrefitted.predict(X, qid=qid)
-    assert isinstance(raised.value.__cause__, AttributeError)
-    assert re.match(_refit_message(name, "predict"), str(raised.value.__cause__))
-
-
-def test_score_after_refit_false_is_scikit_learns_attribute_error(unrefitted, eight_queries):
-    X, y, qid = eight_queries
-    with pytest.raises(AttributeError,
-                       match=_refit_message(type(unrefitted).__name__, "score")):
-        unrefitted.score(X, y, qid=qid)
-
-
-def test_refit_false_errors_are_those_of_grid_search_cv(eight_queries):
-    """The oracle: scikit-learn's GridSearchCV fitted with refit=False."""
-    X, y, qid = eight_queries
-    ours = grid_search(cv=2, refit=False).fit(X, y, qid=qid)
-    theirs = GridSearchCV(Ridge(), {"alpha": [1e-3, 1.0]}, cv=2, refit=False).fit(X, y)
-
-    def errors(search, call):
-        with pytest.raises(AttributeError) as raised:
-            call(search)
-        return [str(e).replace(type(search).__name__, "SEARCH")
-                for e in (raised.value, raised.value.__cause__) if e is not None]
-
-    assert errors(ours, lambda s: s.predict(X, qid=qid)) == errors(theirs,
-                                                                   lambda s: s.predict(X))
-    assert errors(ours, lambda s: s.score(X, y, qid=qid)) == errors(theirs,
-                                                                    lambda s: s.score(X, y))
-
-
-def test_refit_false_search_finds_the_parameters_of_a_refitted_one(unrefitted, eight_queries):
-    X, y, qid = eight_queries
-    refitted = SEARCHES[type(unrefitted).__name__](cv=2).fit(X, y, qid=qid)
-    assert unrefitted.best_params_ == refitted.best_params_
-    assert not hasattr(unrefitted, "best_estimator_")

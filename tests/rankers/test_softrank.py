@@ -1,4 +1,7 @@
-"""SoftRank: fidelity of the rank distributions, SoftNDCG and its gradient; the ranker."""
+"""SoftRankRanker (skrank/rankers/_softrank.py).
+
+The loss is tested in tests/losses/softrank/.
+"""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The optional gradient-boosted baselines of ``compare`` (issue 29).
+"""The optional gradient-boosted baselines of ``compare`` (skrank/rankers/_gbdt.py).
 
 LightGBM's lambdarank and XGBoost's rank:ndcg behind skrank's fit: rows
 sorted by query inside fit, early stopping on the same held-out queries as

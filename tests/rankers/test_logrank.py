@@ -1,15 +1,21 @@
-"""LogRank (Dubey et al., ICDM 2009): closed forms, the walk, the objectives, the ranker."""
+"""LogRankRanker (skrank/rankers/_logrank.py): the paper's objective, and its parameters.
+
+The loss is tested in tests/losses/test_logrank.py.
+"""
 
 import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
-from skrank import LogRankRanker
+from skrank import LogRankRanker, ndcg_score
 from skrank.datasets import make_ranking
+from skrank.losses import LogRankLoss
 from skrank.model_selection import RankerSearchCV
 from skrank.utils import QueryLayout
+
+from tests._inputs import HUGE, fast
 
 
 # ----------------------------------------------------------------------
@@ -128,3 +134,48 @@ def test_ranker_search_over_alpha_objective_and_metric(logrank_data):
     assert len(search.cv_results_["params"]) == 8
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.score(X, y, qid=qid) > 0.7
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("k", HUGE)
+def test_huge_k_of_logrank_is_no_cut_off(k, six_queries):
+    # as ndcg_score's k: a cut-off past the longest query cuts nothing
+    X, y, qid = six_queries
+    longest = np.bincount(qid).max()
+    assert ndcg_score(y, X[:, 0], qid=qid, k=k) == ndcg_score(y, X[:, 0], qid=qid, k=None)
+    huge = fast(LogRankRanker, metric=f"ndcg@{k}").fit(X, y, qid=qid)
+    np.testing.assert_array_equal(
+        huge.coef_, fast(LogRankRanker, metric=f"ndcg@{longest}").fit(X, y, qid=qid).coef_)
+    np.testing.assert_array_equal(  # and no cut-off at all
+        huge.coef_, fast(LogRankRanker, metric="ndcg").fit(X, y, qid=qid).coef_)
+    assert huge.metric == f"ndcg@{k}"  # the parameter is kept as given
+    # k also shapes the graded restarts of the likelihood
+    for objective in ("l3", "likelihood"):
+        state = LogRankLoss(objective, metric=f"ndcg@{k}", sampler="walk").prepare(
+            y, qid, random_state=0)
+        expected = LogRankLoss(objective, metric=f"ndcg@{longest}", sampler="walk").prepare(
+            y, qid, random_state=0)
+        np.testing.assert_array_equal(state.per_row["coef"], expected.per_row["coef"])
+        np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_query_weights_scale_the_auto_penalty(eight_queries):
+    """alpha="auto" is 2 / (total query weight): weights c act as alpha = 2 / (c * n)."""
+    X, y, qid = eight_queries
+    params = dict(max_iter=50, n_rankings=6, random_state=0)
+    weighted = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3))
+    assert_allclose(weighted.coef_,
+                    LogRankRanker(alpha=2 / (1e3 * 8), **params).fit(X, y, qid=qid).coef_,
+                    rtol=1e-10)
+    # a numeric alpha is the other rankers' penalty: constant weights change nothing
+    assert_array_equal(
+        LogRankRanker(alpha=0.1, **params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e3)).coef_,
+        LogRankRanker(alpha=0.1, **params).fit(X, y, qid=qid).coef_)
+    # weights summing beyond the largest float: no penalty, a finite model
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        huge = LogRankRanker(**params).fit(X, y, qid=qid, sample_weight=np.full(40, 1e308))
+    assert np.isfinite(huge.coef_).all()
+    assert_allclose(huge.coef_, LogRankRanker(alpha=0.0, **params).fit(X, y, qid=qid).coef_,
+                    rtol=1e-10)

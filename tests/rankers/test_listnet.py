@@ -1,7 +1,6 @@
-"""ListNetRanker: what is particular to ListNet.
+"""ListNetRanker (skrank/rankers/_listnet.py): what is particular to ListNet.
 
-The fit loop that every ranker shares (early stopping, restarts, warm start,
-determinism, validation sets, predict/score) is tested in test_fit_loop.py.
+The fit that every ranker shares is tested in tests/rankers/test_base.py.
 """
 
 import numpy as np
@@ -25,7 +24,7 @@ def all_data():
 
 
 @pytest.fixture(scope="module")
-def data(all_data):
+def listnet_data(all_data):
     X, y, qid, train = all_data
     return X[train], y[train], qid[train]
 
@@ -55,9 +54,9 @@ def _ranker(**params):
     ],
     ids=repr,
 )
-def test_learns_to_rank(data, held_out_data, params):
+def test_learns_to_rank(listnet_data, held_out_data, params):
     """Every solver and network ranks held-out queries far better than chance."""
-    X, y, qid = data
+    X, y, qid = listnet_data
     ranker = _ranker(**params).fit(X, y, qid=qid)
     X_test, y_test, qid_test = held_out_data
     shuffled = np.random.default_rng(0).permutation(len(y_test))
@@ -68,16 +67,16 @@ def test_learns_to_rank(data, held_out_data, params):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_training_loss_decreases(data):
-    X, y, qid = data
+def test_training_loss_decreases(listnet_data):
+    X, y, qid = listnet_data
     ranker = _ranker(early_stopping=False, max_iter=30, tol=0.0).fit(X, y, qid=qid)
     assert ranker.n_iter_ == 30
     assert ranker.loss_curve_[-1] < 0.8 * ranker.loss_curve_[0]
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_any_real_labels_train_but_the_default_metric_needs_non_negative_ones(data):
-    X, y, qid = data
+def test_any_real_labels_train_but_the_default_metric_needs_non_negative_ones(listnet_data):
+    X, y, qid = listnet_data
     # the ListNet loss accepts any real labels (a softmax of them is the target) ...
     shifted = _ranker(early_stopping=False, max_iter=5).fit(X, y - 5, qid=qid)
     plain = _ranker(early_stopping=False, max_iter=5).fit(X, y, qid=qid)
@@ -89,8 +88,8 @@ def test_any_real_labels_train_but_the_default_metric_needs_non_negative_ones(da
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_linear_model_is_coef_without_intercept(data):
-    X, y, qid = data
+def test_linear_model_is_coef_without_intercept(listnet_data):
+    X, y, qid = listnet_data
     ranker = _ranker(max_iter=5, n_iter_no_change=5).fit(X, y, qid=qid)
     assert ranker.coef_.shape == (6,)
     assert not hasattr(ranker, "coefs_") and not hasattr(ranker, "intercepts_")
@@ -104,8 +103,8 @@ def test_linear_model_is_coef_without_intercept(data):
     assert_allclose(deep.predict(X), (h @ deep.coefs_[2]).ravel(), rtol=1e-12)
 
 
-def test_ranker_search_cv_routing_off(data):
-    X, y, qid = data
+def test_ranker_search_cv_routing_off(listnet_data):
+    X, y, qid = listnet_data
     search = RankerSearchCV(
         _ranker(n_iter_no_change=3),
         {"hidden_layer_sizes": [(), (5,)], "alpha": [1e-4, 1e-1]},
@@ -120,9 +119,9 @@ def test_ranker_search_cv_routing_off(data):
     )
 
 
-def test_grid_search_pipeline_with_routing(data, metadata_routing):
+def test_grid_search_pipeline_with_routing(listnet_data, metadata_routing):
     """fit requests qid by default: no set_fit_request inside the Pipeline."""
-    X, y, qid = data
+    X, y, qid = listnet_data
     with metadata_routing():
         pipe = Pipeline(
             [

@@ -1,4 +1,4 @@
-"""The user guide's table of the rankers' parameters is generated from their signatures.
+"""The rankers' shared parameters (skrank/rankers/_params.py) and the user guide's table of them.
 
 ``doc/user_guide/parameters.rst`` holds, between two marker comments, the
 table :func:`parameter_table` builds from the four rankers' ``__init__``
@@ -16,8 +16,8 @@ from pathlib import Path
 from skrank import BoltzRankRanker, ListNetRanker, LogRankRanker, SoftRankRanker
 
 RANKERS = [ListNetRanker, SoftRankRanker, BoltzRankRanker, LogRankRanker]
-PAGE = Path(__file__).resolve().parents[1] / "doc" / "user_guide" / "parameters.rst"
-BEGIN = ".. BEGIN GENERATED TABLE (tests/test_parameter_table.py)\n"
+PAGE = Path(__file__).resolve().parents[2] / "doc" / "user_guide" / "parameters.rst"
+BEGIN = ".. BEGIN GENERATED TABLE (tests/rankers/test_params.py)\n"
 END = ".. END GENERATED TABLE\n"
 
 
