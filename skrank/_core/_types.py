@@ -18,7 +18,7 @@ written here:
   (:class:`~skrank._core._stopping.Monitor`).
 
 Nothing checks these at run time but the tests
-(``tests/test_types.py``): they are documentation a tool can read.
+(``tests/core/test_types.py``): they are documentation a tool can read.
 """
 
 from collections.abc import Iterator, Mapping, Sequence

@@ -210,17 +210,6 @@ class LossState:
         return {name: getattr(self, name) for name, _ in _array_fields(type(self))
                 if getattr(self, name) is not None}
 
-    # TRANSITIONAL: string-keyed views for tests not yet moved; removed below.
-    @property
-    def per_row(self):
-        return {n: getattr(self, n) for n, a in _array_fields(type(self))
-                if a == "row" and getattr(self, n) is not None}
-
-    @property
-    def per_query(self):
-        return {n: getattr(self, n) for n, a in _array_fields(type(self))
-                if a == "query" and getattr(self, n) is not None}
-
     def rank_samples(self):
         """The rankings a sampling loss drew for every query when it was prepared.
 

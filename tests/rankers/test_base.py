@@ -373,7 +373,7 @@ def test_fit_gives_the_weights_of_its_training_rows_to_prepare(weighted_queries,
 
     def spy(self, y, layout, **kwargs):
         state = prepare(self, y, layout, **kwargs)
-        calls.append((layout, kwargs, state, {k: v.copy() for k, v in state.per_query.items()}))
+        calls.append((layout, kwargs, state, {k: v.copy() for k, v in state.arrays().items()}))
         return state
 
     monkeypatch.setattr(cls, "prepare", spy)
@@ -381,9 +381,9 @@ def test_fit_gives_the_weights_of_its_training_rows_to_prepare(weighted_queries,
     ((layout, kwargs, state, prepared),) = calls
     weight_of = dict(zip(unique, weights))
     np.testing.assert_array_equal(kwargs["sample_weight"], [weight_of[q] for q in layout.qid])
-    assert state.per_query.keys() == prepared.keys()
+    assert state.arrays().keys() == prepared.keys()
     for key, value in prepared.items():
-        np.testing.assert_array_equal(state.per_query[key], value)
+        np.testing.assert_array_equal(getattr(state, key), value)
 
 
 def test_weights_varying_within_a_query_are_refused(weighted_queries):

@@ -155,8 +155,8 @@ def test_huge_k_of_logrank_is_no_cut_off(k, six_queries):
             y, qid, random_state=0)
         expected = LogRankLoss(objective, metric=f"ndcg@{longest}", sampler="walk").prepare(
             y, qid, random_state=0)
-        np.testing.assert_array_equal(state.per_row["coef"], expected.per_row["coef"])
-        np.testing.assert_array_equal(state.per_query["gains"], expected.per_query["gains"])
+        np.testing.assert_array_equal(state.coef, expected.coef)
+        np.testing.assert_array_equal(state.gains, expected.gains)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
