@@ -266,6 +266,9 @@ class Objective:
         batch_size = min(batch_size, n_queries)  # (any larger size: one batch)
         positions, sizes = layout.query_positions(perm)
         ends = np.cumsum(sizes)
+        # the per-query arrays in batch order, once, so that each batch's are a
+        # slice (this state keeps the unpermuted layout: it is cut, never evaluated)
+        permuted = state.subset(layout, slice(None), perm)
         cuts = np.append(0, ends[np.minimum(np.arange(batch_size, n_queries + batch_size,
                                                       batch_size), n_queries) - 1])
         buffer = ranges = rows = None
@@ -298,8 +301,8 @@ class Objective:
             else:
                 # rows are in range by construction; mode='clip' avoids a temporary
                 X = np.take(self.X, rows[a:b], axis=0, out=buffer[: b - a], mode="clip")
-            yield Batch(X, state.subset(QueryLayout._from_trusted_sizes(sizes[lo:hi]), take,
-                                        perm[lo:hi]))
+            yield Batch(X, permuted.subset(QueryLayout._from_trusted_sizes(sizes[lo:hi]), take,
+                                           slice(lo, hi)))
 
 
 def make_objective(network: Network, loss: Loss, state: LossState, y, X, rows, alpha, *,

@@ -9,7 +9,7 @@ estimators: they map scores to a value and the gradient with respect to the
 scores.
 """
 
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 
 import numpy as np
@@ -189,12 +189,18 @@ class LossState:
             ``rows`` and every :func:`query_array` field by ``queries``; an
             empty cache.
         """
-        arrays = {}
+        # a shallow copy with the arrays replaced, not dataclasses.replace:
+        # the fit loop cuts one state per mini-batch, and __init__ would cost
+        # more than the cut of a small batch
+        state = object.__new__(type(self))
+        fields_ = state.__dict__
+        fields_.update(self.__dict__)
+        fields_["layout"], fields_["cache"] = layout, {}
         for name, axis in _array_fields(type(self)):
-            value = getattr(self, name)
+            value = fields_[name]
             if value is not None:
-                arrays[name] = value[rows if axis == "row" else queries]
-        return replace(self, layout=layout, cache={}, **arrays)
+                fields_[name] = value[rows if axis == "row" else queries]
+        return state
 
     def arrays(self):
         """The state's per-row and per-query arrays, by field name.
