@@ -1865,7 +1865,7 @@ def load_letor_fold(
         paths.append(path)
     if missing:
         raise FileNotFoundError(
-            f"Fold {fold!r} of {os.fspath(root)!r} is incomplete; no file found "
+            f"{folder.name} of {os.fspath(root)!r} is incomplete; no file found "
             f"for {'; '.join(missing)}."
         )
     results = _load_files(

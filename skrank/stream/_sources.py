@@ -380,6 +380,29 @@ def _check_applies(source, *, label, qid, n_features, zero_based):
         )
 
 
+def _check_made(chunks, **options):
+    """Raise for an option given beside chunks already made by :func:`query_chunks`.
+
+    Their options were fixed when they were made; one given again would do
+    nothing, and a caller who set it would not learn it.
+    """
+    for name, value in options.items():
+        if name == "chunk_rows":
+            at_default = is_integer(value) and value == DEFAULT_CHUNK_ROWS
+        elif name == "zero_based":
+            at_default = value is False or value is np.False_
+        else:
+            at_default = value is None
+        if at_default:
+            continue
+        raise ValueError(
+            f"{name}={value!r} applies when the chunks are made; the source {chunks!r} "
+            f"was made by query_chunks already, with its own {name}, and would ignore "
+            f"it. Pass {name} to query_chunks when making the chunks, or leave it at "
+            "its default here."
+        )
+
+
 def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
                  n_features=None, dtype=None, zero_based=False):
     """A re-iterable sequence of ``(X, y, qid)`` chunks of whole queries from ``source``.
@@ -403,7 +426,9 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
           computed one at a time (``persist()`` a frame that needed a
           shuffle, such as ``set_index`` of unsorted ids, or every
           partition recomputes it); empty partitions are skipped;
-        - what this function returned (returned as it is).
+        - what this function returned (returned as it is; every other
+          option must then be left at its default, since the chunks were
+          made with their own).
     chunk_rows : int, default=100_000
         About how many rows a chunk of a file or of arrays holds (a query
         larger than that is a chunk of its own). A dask source keeps its
@@ -435,9 +460,11 @@ def query_chunks(source, *, chunk_rows=DEFAULT_CHUNK_ROWS, label=None, qid=None,
         columns than the first array's, or has another number of rows than
         its ``y``; if ``dtype`` is not float32 or float64; or if an option
         is given for a source it does not apply to (``label`` for a file,
-        ``n_features`` for arrays, ...).
+        ``n_features`` for arrays, ...; any option for a ``QueryChunks``).
     """
     if isinstance(source, QueryChunks):
+        _check_made(source, chunk_rows=chunk_rows, label=label, qid=qid,
+                    n_features=n_features, dtype=dtype, zero_based=zero_based)
         return source
     if not is_integer(chunk_rows) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}.")

@@ -270,6 +270,14 @@ def test_load_letor_fold_missing_files_are_listed(tmp_path):
     assert str(tmp_path / "Fold1" / "train.txt") not in message
 
 
+@pytest.mark.parametrize("fold", [2, np.int64(2), "Fold2"])
+def test_load_letor_fold_missing_fold_is_named_by_its_folder(tmp_path, fold):
+    # the folder's name, whatever the type of fold (not "Fold np.int64(2)")
+    with pytest.raises(FileNotFoundError, match=r"^Fold2 of '.*' is incomplete; no file found "
+                                                r"for train \("):
+        load_letor_fold(tmp_path, fold)
+
+
 def test_load_letor_fold_mixed_compression_same_width(tmp_path):
     folder = tmp_path / "Fold3"
     write_text(

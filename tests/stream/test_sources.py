@@ -29,6 +29,30 @@ def test_array_chunks_hold_whole_queries(train):
     assert [len(c[2]) for c in query_chunks((X, y, qid), chunk_rows=4)] == [10] * 60
 
 
+def test_chunks_already_made_are_used_as_they_are(train):
+    X, y, qid = train
+    chunks = query_chunks((X, y, qid), chunk_rows=35)
+    assert query_chunks(chunks) is chunks
+    # options at their defaults (also as numpy scalars) are no change
+    assert query_chunks(chunks, chunk_rows=np.int64(100_000), zero_based=np.False_) is chunks
+
+
+@pytest.mark.parametrize("option, value", [
+    ("chunk_rows", 10), ("dtype", np.float32), ("n_features", 5), ("zero_based", True),
+    ("label", "y"), ("qid", "q"),
+])
+def test_options_beside_chunks_already_made_raise(train, option, value):
+    # they were fixed when the chunks were made: given again they would do nothing
+    X, y, qid = train
+    chunks = query_chunks((X, y, qid), chunk_rows=35)
+    with pytest.raises(ValueError, match=rf"{option}={value!r} applies when the chunks are "
+                                         r"made; the source QueryChunks\(1 array\) was made "
+                                         rf"by query_chunks already, with its own {option}"):
+        query_chunks(chunks, **{option: value})
+    with pytest.raises(ValueError, match=rf"{option}={value!r} applies when the chunks"):
+        fit_stream(stream_ranker(ListNetRanker), chunks, **{option: value})
+
+
 def test_memory_mapped_chunks_are_slices_of_the_map(train, tmp_path):
     X, y, qid = train
     np.save(tmp_path / "X.npy", X.astype(np.float32))
