@@ -217,6 +217,10 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     -----
     ConvergenceWarning
         If ``max_iter`` epochs ran without the stopping rule ending the fit.
+    UserWarning
+        If BoltzRank's rank samples cannot be written to the temporary
+        folder (a full disk): the fit goes on and draws the samples not
+        kept again in every epoch, the same samples.
 
     Notes
     -----
@@ -226,8 +230,8 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     draws the same rank samples, which depend only on a query's id, its
     rows' order and the seed. Those samples are drawn in the first epoch
     and kept on disk for the next ones, in a temporary folder deleted when
-    the fit ends (about a third of ``X``'s bytes; see the user guide's
-    "Data larger than memory"). The validation set is scored with
+    the fit ends (about a third of ``X``'s bytes, in :func:`tempfile.gettempdir`,
+    which ``TMPDIR`` sets; see the user guide's "Data larger than memory"). The validation set is scored with
     ``scoring`` as in ``fit``; a stream has no held-out queries of its own,
     so ``validation_fraction`` is not used.
     """
@@ -296,10 +300,16 @@ class _PreparedCache:
     whose labels or query ids differ from the first epoch's (a source that
     changed) is prepared again. Losses that prepare cheaply are not cached
     (``folder`` None).
+
+    A write that fails (a full disk, a file-size limit) warns and ends the
+    writing, not the fit: the buffers not on disk are prepared again in
+    every epoch, with the same samples (they depend only on each query's id
+    and the seed), so the fit is the same, only slower.
     """
 
     def __init__(self, folder):
         self.folder = folder
+        self.writing = folder is not None
 
     def _path(self, index):
         return os.path.join(self.folder, f"buffer-{index}.joblib")
@@ -314,11 +324,23 @@ class _PreparedCache:
         return prepared if same else None
 
     def put(self, index, y, qid, prepared):
-        if self.folder is None:
+        if not self.writing:
             return
         kept = (np.asarray(y), np.asarray(qid), prepared)
-        # never read half-written, also after a full disk
-        write_atomically(self._path(index), lambda f: joblib.dump(kept, f), binary=True)
+        try:
+            # never read half-written, also after a full disk
+            write_atomically(self._path(index), lambda f: joblib.dump(kept, f), binary=True)
+        except OSError as exc:
+            self.writing = False
+            warnings.warn(
+                f"fit_stream could not keep the rank samples of a buffer on disk in "
+                f"{self.folder!r} ({exc}); from now on, the buffers not kept there are "
+                "sampled again in every epoch: the same samples and the same fit, at the "
+                "cost of drawing them. Free space there, or point TMPDIR at a folder "
+                "with room, to keep them.",
+                UserWarning,
+                stacklevel=2,
+            )
 
 
 def _fit_epochs(ranker, chunks, given, shuffle, buffer_chunks):

@@ -1,5 +1,9 @@
 """fit_stream (skrank/stream/_fit.py): epochs over streams of whole queries."""
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -344,6 +348,48 @@ def test_prepared_cache_is_used_only_for_the_same_labels_and_ids(tmp_path):
     assert cache.get(0, y, np.array([7, 8, 8])) is None  # the queries changed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["buffer-0.joblib"]  # no .tmp left
     assert _PreparedCache(None).get(0, y, qid) is None  # a loss that is not cached
+
+
+def test_a_full_disk_for_the_samples_warns_and_the_fit_goes_on(tmp_path):
+    # a real limit of the kernel (as a full disk gives), in a child process: the
+    # first buffer's samples cannot be written; the fit draws them again each
+    # epoch and ends with the same weights as a fit that never kept them
+    pytest.importorskip("resource")
+    code = textwrap.dedent("""
+        import resource, warnings
+        import numpy as np
+        from sklearn.exceptions import ConvergenceWarning
+        from skrank import BoltzRankRanker, make_ranking
+        from skrank.stream import fit_stream
+        import skrank.stream._fit as stream_fit
+        from skrank._core._network_factory import restore_network
+
+        X, y, qid = make_ranking(n_queries=30, n_docs=10, n_features=4, random_state=0)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+
+        def fit():
+            ranker = BoltzRankRanker(random_state=0, n_init=1, batch_size=5, max_iter=3,
+                                     early_stopping=False)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                fit_stream(ranker, (X, y, qid), chunk_rows=100, buffer_chunks=1)
+            caught = [w for w in caught if not issubclass(w.category, ConvergenceWarning)]
+            return restore_network(vars(ranker))[1], ranker.loss_curve_, caught
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+        limited, limited_curve, caught = fit()
+        print(len(caught), " | ".join(str(w.message) for w in caught))
+        stream_fit.BoltzRankLoss = type(None)  # never kept: sampled in every epoch
+        fresh, fresh_curve, _ = fit()
+        print(np.array_equal(limited, fresh) and limited_curve == fresh_curve)
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    first, last = result.stdout.strip().splitlines()
+    assert first.startswith("1 fit_stream could not keep the rank samples of a buffer on disk")
+    assert "File too large" in first and "sampled again in every epoch" in first
+    assert last == "True"
 
 
 def test_the_samples_folder_is_deleted_after_the_fit_and_on_failure(train, tmp_path,
