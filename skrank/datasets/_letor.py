@@ -714,6 +714,8 @@ class _Progress:
         self.rows = 0
 
     def _print(self, message):
+        if sys.stderr is None:  # (pythonw, a closed stderr): print(file=None) is stdout
+            return
         print(f"{self.prefix}: {message}", file=sys.stderr, flush=True)
 
     def update(self, rows, n_bytes, final=False):

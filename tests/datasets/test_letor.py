@@ -586,6 +586,15 @@ def test_load_letor_verbose_prints_progress_to_stderr(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_load_letor_verbose_without_stderr_keeps_stdout_clean(tmp_path, capsys, monkeypatch):
+    # with sys.stderr None (pythonw, a closed stderr), print(file=None) would write the
+    # progress among a program's own output on stdout
+    path = write_text(tmp_path / "v.txt", dense_text(np.random.default_rng(5)))
+    monkeypatch.setattr("sys.stderr", None)
+    X, _, _ = load_letor(path, verbose=True)
+    assert capsys.readouterr().out == "" and X.shape[0] > 0
+
+
 @pytest.mark.parametrize(
     "kwargs, pattern",
     [
