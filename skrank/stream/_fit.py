@@ -230,8 +230,9 @@ def fit_stream(ranker, source, *, X_val=None, y_val=None, qid_val=None, shuffle=
     draws the same rank samples, which depend only on a query's id, its
     rows' order and the seed. Those samples are drawn in the first epoch
     and kept on disk for the next ones, in a temporary folder deleted when
-    the fit ends (about a third of ``X``'s bytes, in :func:`tempfile.gettempdir`,
-    which ``TMPDIR`` sets; see the user guide's "Data larger than memory"). The validation set is scored with
+    the fit ends (about a third of ``X``'s bytes, in
+    ``tempfile.gettempdir()``, which ``TMPDIR`` sets; see the user guide's
+    "Data larger than memory"). The validation set is scored with
     ``scoring`` as in ``fit``; a stream has no held-out queries of its own,
     so ``validation_fraction`` is not used.
     """
